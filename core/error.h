@@ -1,0 +1,33 @@
+// evenfeed::Error is the one exception type of the library: its message says what
+// failed, where (file, shard, sample id, offset) and what to do about it. The command
+// line prints it as one line and exits non-zero.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace evenfeed {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// Throws an Error with a fmt-formatted message.
+template <typename... Args>
+[[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {
+  throw Error(fmt::format(format, std::forward<Args>(args)...));
+}
+
+// Throws an Error naming the failed call and the errno text; `where` says which file.
+[[noreturn]] void fail_errno(const std::string& what, const std::string& where, int error_number);
+
+}  // namespace evenfeed
+
+// EVENFEED_CHECK(cond, fmt, args...): throw an Error when `cond` is false.
+#define EVENFEED_CHECK(cond, ...)               \
+  do {                                          \
+    if (!(cond)) ::evenfeed::fail(__VA_ARGS__); \
+  } while (0)

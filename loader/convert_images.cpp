@@ -1,0 +1,105 @@
+// convert_images: ImageFolder trees and list files into an image dataset.
+#include <fmt/format.h>
+#include <tbb/enumerable_thread_specific.h>
+
+#include <chrono>
+#include <memory>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "loader/convert.h"
+#include "loader/convert_pipeline.h"
+#include "loader/image_sources.h"
+#include "loader/jpeg_encode.h"
+#include "loader/jpeg_probe.h"
+#include "loader/record.h"
+
+namespace evenfeed {
+namespace {
+
+// Per-thread state: TurboJPEG handles are not thread-safe, and buffers are reused.
+struct ImageScratch {
+  TjHandle decompressor{TjHandle::Mode::kDecompress};
+  std::unique_ptr<TjHandle> compressor;  // only with --reencode
+  std::vector<std::byte> file;
+  std::vector<std::byte> reencoded;
+  std::vector<unsigned char> pixels;
+  RgbImage rgb;
+};
+
+// The JPEG bytes to store for a file: the file itself, or with --reencode a JPEG made
+// from a PNG, BMP or PPM. Returns the problem, or nothing with `jpeg` set.
+std::optional<std::string> jpeg_bytes_of(const ImageInput& input, const ConvertOptions& options,
+                                         ImageScratch& s, std::span<const std::byte>& jpeg) {
+  if (auto problem = read_whole_file(input.path, s.file)) return problem;
+  if (s.file.empty()) return std::string("empty file");
+  const std::string format = sniff_image_format(s.file);
+  jpeg = s.file;
+  if (format == "JPEG") return std::nullopt;
+  if (!options.reencode) {
+    return format.empty()
+               ? std::string("not a JPEG (unknown file type)")
+               : fmt::format("not a JPEG but {}; pass --reencode to store it as JPEG", format);
+  }
+  if (auto problem = read_rgb_image(input.path, s.file, format, s.rgb)) return problem;
+  if (!s.compressor) s.compressor = std::make_unique<TjHandle>(TjHandle::Mode::kCompress);
+  JpegEncodeOptions encode;
+  encode.quality = options.quality;
+  encode_jpeg(*s.compressor, s.rgb.rgb.data(), s.rgb.width, s.rgb.height, TJPF_RGB, encode,
+              s.reencoded);
+  jpeg = s.reencoded;
+  return std::nullopt;
+}
+
+}  // namespace
+
+ConvertReport convert_images(const std::filesystem::path& src, const std::filesystem::path& out,
+                             const ConvertOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  EVENFEED_CHECK(options.quality >= 1 && options.quality <= 100, "--quality must be 1-100, got {}",
+                 options.quality);
+  ImageSources sources = find_image_sources(src);
+  ConvertReport report;
+  report.out = out;
+  report.kind = "image";
+  report.source_format = sources.format;
+  report.warnings = sources.warnings;
+
+  DatasetWriterOptions writer_options;
+  writer_options.kind = DatasetKind::kImage;
+  writer_options.classes = sources.classes;
+  writer_options.source_path = std::filesystem::absolute(src).string();
+  writer_options.source_format = sources.format;
+  writer_options.samples_per_shard =
+      samples_per_shard(sources.inputs.size(), sources.total_bytes, options.shards);
+  writer_options.replace_existing = options.force;
+  DatasetWriter writer(out, writer_options);
+
+  tbb::enumerable_thread_specific<ImageScratch> scratch;
+  auto prepare = [&](uint64_t i, PreparedSample& sample) -> std::optional<std::string> {
+    ImageScratch& s = scratch.local();
+    const ImageInput& input = sources.inputs[i];
+    std::span<const std::byte> jpeg;
+    if (auto problem = jpeg_bytes_of(input, options, s, jpeg)) return problem;
+    JpegInfo info;
+    if (auto problem = probe_jpeg(s.decompressor, jpeg, options.check_decode, info, s.pixels))
+      return problem;
+    const uint64_t length = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+    encode_record(RecordKind::kJpeg, input.label, length, jpeg, sample.record);
+    sample.entry = {length, input.label, static_cast<uint32_t>(info.width),
+                    static_cast<uint32_t>(info.height)};
+    return std::nullopt;
+  };
+  auto source_name = [&](uint64_t i) { return sources.inputs[i].source; };
+  run_conversion(sources.inputs.size(), prepare, source_name, writer, options, report);
+  EVENFEED_CHECK(writer.samples() > 0,
+                 "{}: none of the {} inputs could be stored (first problem: {}: {})", src.string(),
+                 report.inputs, report.skipped.front().source, report.skipped.front().reason);
+  Manifest manifest = writer.commit();
+  report.payload_bytes = manifest.total_bytes;
+  report.shards = manifest.shards.size();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace evenfeed

@@ -1,0 +1,115 @@
+#include "loader/dataset.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/checksum.h"
+#include "core/error.h"
+#include "loader/shard_reader.h"
+
+namespace evenfeed {
+
+Dataset::Dataset(std::filesystem::path dir) : dir_(std::move(dir)) {
+  manifest_ = Manifest::load(dir_);
+  index_ = std::make_unique<IndexReader>(dir_ / manifest_.index.file);
+  EVENFEED_CHECK(index_->size() == manifest_.num_samples,
+                 "{}: index holds {} samples but the manifest says {}; re-convert the dataset",
+                 (dir_ / manifest_.index.file).string(), index_->size(), manifest_.num_samples);
+  shards_ = std::make_unique<ShardSlot[]>(manifest_.shards.size());
+}
+
+Dataset::~Dataset() = default;
+
+uint32_t Dataset::shard_of(uint64_t id) const {
+  EVENFEED_CHECK(id < manifest_.num_samples, "sample id {} is out of range: {} holds {} samples",
+                 id, dir_.string(), manifest_.num_samples);
+  const auto& shards = manifest_.shards;
+  auto it = std::upper_bound(shards.begin(), shards.end(), id,
+                             [](uint64_t v, const ShardEntry& s) { return v < s.first_id; });
+  return static_cast<uint32_t>(std::distance(shards.begin(), it) - 1);
+}
+
+const ShardReader& Dataset::shard(uint32_t shard) const {
+  ShardSlot& slot = shards_[shard];
+  std::call_once(slot.once, [&] {
+    const ShardEntry& entry = manifest_.shards[shard];
+    try {
+      slot.reader = std::make_unique<ShardReader>(dir_ / entry.file, entry.bytes);
+    } catch (const Error& e) {
+      slot.error = e.what();
+    }
+  });
+  if (!slot.reader) throw Error(slot.error);
+  return *slot.reader;
+}
+
+RecordKind Dataset::expected_record_kind() const {
+  if (manifest_.kind == DatasetKind::kImage) return RecordKind::kJpeg;
+  return manifest_.token_dtype == TokenDtype::kUint16 ? RecordKind::kTokensU16
+                                                      : RecordKind::kTokensU32;
+}
+
+std::string Dataset::describe(uint64_t id) const {
+  if (id >= manifest_.num_samples) return fmt::format("sample {}", id);
+  return fmt::format("sample {} ({}, source {})", id, manifest_.shards[shard_of(id)].file,
+                     index_->source_name(id));
+}
+
+Dataset::ReadSession::ReadSession(const Dataset& dataset)
+    : dataset_(dataset), txns_(dataset.manifest_.shards.size(), nullptr) {}
+
+Dataset::ReadSession::~ReadSession() {
+  for (MDB_txn* txn : txns_) {
+    if (txn != nullptr) mdb_txn_abort(txn);
+  }
+}
+
+MDB_txn* Dataset::ReadSession::txn(uint32_t shard) {
+  if (txns_[shard] == nullptr) txns_[shard] = dataset_.shard(shard).begin_read();
+  return txns_[shard];
+}
+
+std::optional<std::string> Dataset::try_read(ReadSession& session, uint64_t id,
+                                             bool verify_checksum, RecordView& out) const {
+  out.id = id;
+  out.shard = shard_of(id);
+  std::span<const std::byte> value = shard(out.shard).get(session.txn(out.shard), id);
+  if (value.empty()) return std::string("record is missing from its shard");
+  if (auto problem = decode_record_header(value, out.header)) return problem;
+  out.payload = value.subspan(RecordHeader::kSize);
+  if (out.header.kind != expected_record_kind()) {
+    return fmt::format("record kind {} does not match the dataset ({})",
+                       record_kind_name(out.header.kind), record_kind_name(expected_record_kind()));
+  }
+  const IndexEntry entry = index_->entry(id);
+  if (out.header.length != entry.length || out.header.label != entry.label) {
+    return fmt::format("record says length {} label {} but the index says length {} label {}",
+                       out.header.length, out.header.label, entry.length, entry.label);
+  }
+  if (out.header.kind != RecordKind::kJpeg) {
+    size_t width = out.header.kind == RecordKind::kTokensU16 ? 2 : 4;
+    if (out.header.payload_bytes != out.header.length * width) {
+      return fmt::format("token record holds {} bytes, not {} tokens of {} bytes",
+                         out.header.payload_bytes, out.header.length, width);
+    }
+  }
+  if (verify_checksum && checksum64(out.payload) != out.header.checksum) {
+    return std::string("payload checksum mismatch (the record's bytes were changed)");
+  }
+  return std::nullopt;
+}
+
+RecordView Dataset::read(ReadSession& session, uint64_t id, bool verify_checksum) const {
+  RecordView view;
+  std::optional<std::string> problem;
+  try {
+    problem = try_read(session, id, verify_checksum, view);
+  } catch (const Error& e) {
+    problem = e.what();
+  }
+  if (problem) fail("{}: {}; run `evenfeed verify {}`", describe(id), *problem, dir_.string());
+  return view;
+}
+
+}  // namespace evenfeed

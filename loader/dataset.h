@@ -1,0 +1,88 @@
+// A dataset opened read-only: the manifest, the memory-mapped index and the shards
+// (opened on first use, so one damaged shard does not stop the others being read).
+// Records are read through a per-thread ReadSession and returned as views into the
+// shard's map, without copying the payload.
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loader/index.h"
+#include "loader/manifest.h"
+#include "loader/record.h"
+
+namespace evenfeed {
+
+class ShardReader;
+
+struct RecordView {
+  uint64_t id = 0;
+  uint32_t shard = 0;
+  RecordHeader header;
+  std::span<const std::byte> payload;  // valid while the ReadSession lives
+};
+
+class Dataset {
+ public:
+  // Loads the manifest and the index; throws Error naming the file on any problem.
+  explicit Dataset(std::filesystem::path dir);
+  ~Dataset();
+  Dataset(const Dataset&) = delete;
+  Dataset& operator=(const Dataset&) = delete;
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const Manifest& manifest() const { return manifest_; }
+  const IndexReader& index() const { return *index_; }
+  uint64_t size() const { return manifest_.num_samples; }
+  // The shard holding `id` (binary search over first ids).
+  uint32_t shard_of(uint64_t id) const;
+  // Opens shard `shard` if not yet open; throws Error when the shard is damaged.
+  const ShardReader& shard(uint32_t shard) const;
+
+  // One read transaction per shard, begun on first use; one session per thread.
+  class ReadSession {
+   public:
+    explicit ReadSession(const Dataset& dataset);
+    ~ReadSession();
+    ReadSession(const ReadSession&) = delete;
+    ReadSession& operator=(const ReadSession&) = delete;
+    MDB_txn* txn(uint32_t shard);
+
+   private:
+    const Dataset& dataset_;
+    std::vector<MDB_txn*> txns_;
+  };
+
+  // Reads and checks a record: returns a description of what is wrong (missing,
+  // bad header, disagreeing with the index, checksum mismatch) or nothing.
+  std::optional<std::string> try_read(ReadSession& session, uint64_t id, bool verify_checksum,
+                                      RecordView& out) const;
+  // As try_read, but throws an Error naming the sample, shard and source.
+  RecordView read(ReadSession& session, uint64_t id, bool verify_checksum = false) const;
+
+  // "sample 12 (shard-00000.lmdb, source cats/1.jpg)": for error messages.
+  std::string describe(uint64_t id) const;
+  RecordKind expected_record_kind() const;
+
+ private:
+  struct ShardSlot {
+    std::once_flag once;
+    std::unique_ptr<ShardReader> reader;
+    std::string error;
+  };
+
+  std::filesystem::path dir_;
+  Manifest manifest_;
+  std::unique_ptr<IndexReader> index_;
+  std::unique_ptr<ShardSlot[]> shards_;
+};
+
+}  // namespace evenfeed

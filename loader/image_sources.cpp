@@ -1,0 +1,109 @@
+#include "loader/image_sources.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace evenfeed {
+namespace fs = std::filesystem;
+namespace {
+
+bool hidden(const fs::path& p) {
+  return p.filename().string().starts_with(".");
+}
+
+uint64_t size_or_zero(const fs::path& p) {
+  std::error_code ec;
+  uint64_t size = fs::file_size(p, ec);
+  return ec ? 0 : size;
+}
+
+ImageSources scan_folder(const fs::path& src) {
+  ImageSources out;
+  out.format = "imagefolder";
+  std::vector<fs::path> class_dirs;
+  uint64_t loose_files = 0;
+  for (const auto& entry : fs::directory_iterator(src)) {
+    if (hidden(entry.path())) continue;
+    if (entry.is_directory())
+      class_dirs.push_back(entry.path());
+    else
+      ++loose_files;
+  }
+  std::sort(class_dirs.begin(), class_dirs.end());
+  if (loose_files > 0) {
+    out.warnings.push_back(
+        fmt::format("ignored {} file(s) directly inside {}: an ImageFolder tree "
+                    "keeps images in one subfolder per class",
+                    loose_files, src.string()));
+  }
+  for (size_t label = 0; label < class_dirs.size(); ++label) {
+    out.classes.push_back(class_dirs[label].filename().string());
+    std::vector<fs::path> files;
+    for (auto it = fs::recursive_directory_iterator(class_dirs[label]);
+         it != fs::recursive_directory_iterator(); ++it) {
+      if (hidden(it->path())) {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file()) files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      out.inputs.push_back({f, fs::relative(f, src).string(), static_cast<int32_t>(label)});
+      out.total_bytes += size_or_zero(f);
+    }
+  }
+  EVENFEED_CHECK(!out.inputs.empty(),
+                 "{}: no images found; an ImageFolder tree needs one subfolder per class with "
+                 "images inside",
+                 src.string());
+  return out;
+}
+
+ImageSources read_list(const fs::path& list) {
+  ImageSources out;
+  out.format = "imagelist";
+  std::ifstream in(list);
+  EVENFEED_CHECK(in.good(), "{}: cannot read the list file", list.string());
+  const fs::path base = list.parent_path();
+  std::string line;
+  for (uint64_t number = 1; std::getline(in, line); ++number) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.pop_back();
+    if (line.empty() || line.front() == '#') continue;
+    // `path label`; the path may contain spaces, so the label is the last field.
+    size_t split = line.find_last_of(" \t");
+    EVENFEED_CHECK(split != std::string::npos, "{}:{}: expected `path label`, got '{}'",
+                   list.string(), number, line);
+    std::string path = line.substr(0, split);
+    while (!path.empty() && (path.back() == ' ' || path.back() == '\t')) path.pop_back();
+    const std::string label_text = line.substr(split + 1);
+    int32_t label = 0;
+    auto [end, ec] =
+        std::from_chars(label_text.data(), label_text.data() + label_text.size(), label);
+    EVENFEED_CHECK(ec == std::errc() && end == label_text.data() + label_text.size() && label >= 0,
+                   "{}:{}: label '{}' is not a non-negative integer", list.string(), number,
+                   label_text);
+    fs::path resolved = fs::path(path).is_absolute() ? fs::path(path) : base / path;
+    out.inputs.push_back({resolved, path, label});
+    out.total_bytes += size_or_zero(resolved);
+  }
+  EVENFEED_CHECK(!out.inputs.empty(), "{}: the list names no images", list.string());
+  return out;
+}
+
+}  // namespace
+
+ImageSources find_image_sources(const fs::path& src) {
+  std::error_code ec;
+  EVENFEED_CHECK(fs::exists(src, ec), "{}: no such file or directory", src.string());
+  if (fs::is_directory(src, ec)) return scan_folder(src);
+  return read_list(src);
+}
+
+}  // namespace evenfeed

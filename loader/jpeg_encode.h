@@ -1,0 +1,38 @@
+// Encoding pixels as JPEG (TurboJPEG), and reading the non-JPEG sources that
+// `convert --reencode` accepts (PNG through libpng, BMP and PPM through TurboJPEG).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loader/turbojpeg_handle.h"
+
+namespace evenfeed {
+
+struct JpegEncodeOptions {
+  int quality = 95;
+  int subsampling = TJSAMP_420;
+  bool progressive = false;
+};
+
+// Encodes `pixels` (width x height, `pixel_format` TJPF_*) into `out`.
+void encode_jpeg(const TjHandle& compressor, const unsigned char* pixels, int width, int height,
+                 int pixel_format, const JpegEncodeOptions& options, std::vector<std::byte>& out);
+
+// Decoded RGB pixels of a PNG, BMP or PPM file.
+struct RgbImage {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgb;
+};
+
+// Reads a PNG (any bit depth; alpha composited on white), BMP or PPM. Returns a
+// description of the problem or nothing.
+std::optional<std::string> read_rgb_image(const std::filesystem::path& path,
+                                          std::span<const std::byte> bytes,
+                                          const std::string& format, RgbImage& out);
+
+}  // namespace evenfeed

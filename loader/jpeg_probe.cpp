@@ -1,0 +1,87 @@
+#include "loader/jpeg_probe.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace evenfeed {
+namespace {
+
+bool starts_with(std::span<const std::byte> bytes, const char* magic, size_t offset = 0) {
+  size_t n = std::strlen(magic);
+  return bytes.size() >= offset + n && std::memcmp(bytes.data() + offset, magic, n) == 0;
+}
+
+// Walks the marker segments from SOI to the first SOFn; true when it is a
+// progressive (SOF2, SOF6, SOF10, SOF14) frame. Bounded by the buffer.
+bool is_progressive(std::span<const std::byte> bytes) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t i = 2, n = bytes.size();
+  while (i + 4 <= n) {
+    if (p[i] != 0xFF) return false;
+    unsigned char marker = p[i + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+      continue;
+    }
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      return marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+    }
+    size_t length = (size_t{p[i + 2]} << 8) | p[i + 3];
+    if (length < 2) return false;
+    i += 2 + length;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string sniff_image_format(std::span<const std::byte> bytes) {
+  if (starts_with(bytes, "\xFF\xD8\xFF")) return "JPEG";
+  if (starts_with(bytes, "\x89PNG\r\n\x1a\n")) return "PNG";
+  if (starts_with(bytes, "GIF87a") || starts_with(bytes, "GIF89a")) return "GIF";
+  if (starts_with(bytes, "BM")) return "BMP";
+  if (starts_with(bytes, "RIFF") && starts_with(bytes, "WEBP", 8)) return "WebP";
+  if (starts_with(bytes, "II*") || starts_with(bytes, "MM\0*")) return "TIFF";
+  if (bytes.size() >= 2 && starts_with(bytes, "P") && bytes[1] >= std::byte{'1'} &&
+      bytes[1] <= std::byte{'6'})
+    return "PPM";
+  return "";
+}
+
+int native_pixel_format(int colorspace) {
+  if (colorspace == TJCS_GRAY) return TJPF_GRAY;
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) return TJPF_CMYK;
+  return TJPF_RGB;
+}
+
+std::optional<std::string> probe_jpeg(const TjHandle& decompressor,
+                                      std::span<const std::byte> bytes, bool check_decode,
+                                      JpegInfo& info, std::vector<unsigned char>& scratch) {
+  if (bytes.empty()) return std::string("empty file");
+  if (sniff_image_format(bytes) != "JPEG") return std::string("not a JPEG (no SOI marker)");
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  tjhandle h = decompressor.get();
+  if (tjDecompressHeader3(h, data, bytes.size(), &info.width, &info.height, &info.subsampling,
+                          &info.colorspace) != 0) {
+    return fmt::format("corrupt JPEG header: {}", tjGetErrorStr2(h));
+  }
+  if (info.width <= 0 || info.height <= 0)
+    return std::string("JPEG header has zero width or height");
+  info.progressive = is_progressive(bytes);
+  if (!check_decode) return std::nullopt;
+
+  const tjscalingfactor eighth{1, 8};
+  int w = TJSCALED(info.width, eighth), h8 = TJSCALED(info.height, eighth);
+  int format = native_pixel_format(info.colorspace);
+  scratch.resize(static_cast<size_t>(w) * h8 * tjPixelSize[format]);
+  if (tjDecompress2(h, data, bytes.size(), scratch.data(), w, 0, h8, format,
+                    TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_FASTDCT) != 0) {
+    std::string message = tjGetErrorStr2(h);
+    if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
+    return "corrupt JPEG data: " + message;
+  }
+  return std::nullopt;
+}
+
+}  // namespace evenfeed

@@ -1,0 +1,28 @@
+#include "loader/turbojpeg_handle.h"
+
+#include <utility>
+
+namespace evenfeed {
+
+TjHandle::TjHandle(Mode mode) {
+  switch (mode) {
+    case Mode::kDecompress:
+      handle_ = tjInitDecompress();
+      break;
+    case Mode::kCompress:
+      handle_ = tjInitCompress();
+      break;
+    case Mode::kTransform:
+      handle_ = tjInitTransform();
+      break;
+  }
+  if (handle_ == nullptr) fail("TurboJPEG initialisation failed: {}", tjGetErrorStr2(nullptr));
+}
+
+TjHandle::~TjHandle() {
+  if (handle_ != nullptr) tjDestroy(handle_);
+}
+
+TjHandle::TjHandle(TjHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+
+}  // namespace evenfeed

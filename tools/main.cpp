@@ -1,0 +1,62 @@
+// The `evenfeed` command: parses flags and calls the library. Every failure ends as
+// one line on stderr ("evenfeed: error: ...") and a non-zero exit: 1 for errors, 2 for
+// bad usage, 130 for an interrupt.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/log.h"
+#include "tools/commands.h"
+
+namespace {
+
+int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  std::string message = e.what();
+  const CLI::App* sub = app.get_subcommands().empty() ? &app : app.get_subcommands().back();
+  std::string name = sub == &app ? "evenfeed" : "evenfeed " + sub->get_name();
+  std::fprintf(stderr, "evenfeed: error: %s; see `%s --help`\n", message.c_str(), name.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "evenfeed: feed every GPU of a data-parallel job evenly.\n"
+      "Datasets: convert, inspect, verify, synth. Run `evenfeed COMMAND --help` for details."};
+  app.set_version_flag("--version", "evenfeed " EVENFEED_VERSION);
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "Print only results, warnings and errors");
+  app.require_subcommand(1);
+  evenfeed::cli::Runner run;
+  evenfeed::cli::add_convert(app, run);
+  evenfeed::cli::add_inspect(app, run);
+  evenfeed::cli::add_verify(app, run);
+  evenfeed::cli::add_synth(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return report_usage_error(app, e);
+  }
+  evenfeed::set_quiet(quiet);
+  evenfeed::InterruptGuard interrupt_guard;
+  try {
+    return run();
+  } catch (const evenfeed::Error& e) {
+    std::fprintf(stderr, "evenfeed: error: %s\n", e.what());
+    return evenfeed::interrupted() ? 130 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "evenfeed: error: %s\n", e.what());
+    return 1;
+  }
+}

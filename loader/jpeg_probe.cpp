@@ -55,16 +55,18 @@ int native_pixel_format(int colorspace) {
   return TJPF_RGB;
 }
 
-std::optional<std::string> probe_jpeg(const TjHandle& decompressor,
-                                      std::span<const std::byte> bytes, bool check_decode,
-                                      JpegInfo& info, std::vector<unsigned char>& scratch) {
+std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const std::byte> bytes,
+                                      bool check_decode, JpegInfo& info,
+                                      std::vector<unsigned char>& scratch) {
   if (bytes.empty()) return std::string("empty file");
   if (sniff_image_format(bytes) != "JPEG") return std::string("not a JPEG (no SOI marker)");
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
   tjhandle h = decompressor.get();
   if (tjDecompressHeader3(h, data, bytes.size(), &info.width, &info.height, &info.subsampling,
                           &info.colorspace) != 0) {
-    return fmt::format("corrupt JPEG header: {}", tjGetErrorStr2(h));
+    std::string message = fmt::format("corrupt JPEG header: {}", tjGetErrorStr2(h));
+    decompressor.reset();
+    return message;
   }
   if (info.width <= 0 || info.height <= 0)
     return std::string("JPEG header has zero width or height");
@@ -78,6 +80,7 @@ std::optional<std::string> probe_jpeg(const TjHandle& decompressor,
   if (tjDecompress2(h, data, bytes.size(), scratch.data(), w, 0, h8, format,
                     TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_FASTDCT) != 0) {
     std::string message = tjGetErrorStr2(h);
+    decompressor.reset();
     if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
     return "corrupt JPEG data: " + message;
   }

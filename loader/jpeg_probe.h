@@ -29,10 +29,10 @@ std::string sniff_image_format(std::span<const std::byte> bytes);
 // Parses the JPEG headers; with `check_decode` also entropy-decodes the whole image (at
 // 1/8 scale, so the IDCT is cheap) and treats any libjpeg warning as damage. Returns a
 // description of the problem ("truncated JPEG: ...", "corrupt JPEG data: ...") or
-// nothing. `scratch` is reused between calls.
-std::optional<std::string> probe_jpeg(const TjHandle& decompressor,
-                                      std::span<const std::byte> bytes, bool check_decode,
-                                      JpegInfo& info, std::vector<unsigned char>& scratch);
+// nothing. `scratch` is reused between calls; `decompressor` is reset after a failure.
+std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const std::byte> bytes,
+                                      bool check_decode, JpegInfo& info,
+                                      std::vector<unsigned char>& scratch);
 
 // The TurboJPEG pixel format a JPEG of this colour space decodes to without conversion
 // TurboJPEG lacks (CMYK and YCCK stay CMYK; grey stays grey; the rest becomes RGB).

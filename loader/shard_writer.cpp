@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+
 #include <string>
 
 #include "core/error.h"
@@ -21,7 +23,12 @@ const char* lmdb_hint(int rc) {
     case MDB_VERSION_MISMATCH:
       return "; the shard was written by an incompatible LMDB";
     case ENOSPC:
-      return "; the disk is full: free space or write elsewhere";
+    case EFBIG:
+      return "; the disk is full or a file-size limit was reached: free space or write elsewhere";
+    case EIO:
+      return "; a write to disk failed: the disk may be full or failing (check `df`), free space "
+             "or write "
+             "elsewhere";
     case ENOENT:
       return "; the file is missing";
     default:

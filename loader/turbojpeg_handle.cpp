@@ -4,8 +4,14 @@
 
 namespace evenfeed {
 
-TjHandle::TjHandle(Mode mode) {
-  switch (mode) {
+TjHandle::TjHandle(Mode mode) : mode_(mode) {
+  reset();
+}
+
+void TjHandle::reset() {
+  if (handle_ != nullptr) tjDestroy(handle_);
+  handle_ = nullptr;
+  switch (mode_) {
     case Mode::kDecompress:
       handle_ = tjInitDecompress();
       break;
@@ -23,6 +29,7 @@ TjHandle::~TjHandle() {
   if (handle_ != nullptr) tjDestroy(handle_);
 }
 
-TjHandle::TjHandle(TjHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+TjHandle::TjHandle(TjHandle&& other) noexcept
+    : mode_(other.mode_), handle_(std::exchange(other.handle_, nullptr)) {}
 
 }  // namespace evenfeed

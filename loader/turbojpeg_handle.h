@@ -25,8 +25,13 @@ class TjHandle {
   TjHandle& operator=(const TjHandle&) = delete;
   TjHandle& operator=(TjHandle&&) = delete;
   tjhandle get() const { return handle_; }
+  // Replaces the handle with a fresh one. TurboJPEG 2.1 leaves a handle mid-header
+  // after an error (tjDecompressHeader3 returns without aborting), and every later
+  // image on it then fails: call this after any failed call.
+  void reset();
 
  private:
+  Mode mode_;
   tjhandle handle_ = nullptr;
 };
 

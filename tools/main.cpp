@@ -3,6 +3,7 @@
 // bad usage, 130 for an interrupt.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
     return report_usage_error(app, e);
   }
   evenfeed::set_quiet(quiet);
+  // Past a file-size limit (ulimit -f) writes then fail with EFBIG, which we report
+  // like a full disk, instead of the process being killed mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   evenfeed::InterruptGuard interrupt_guard;
   try {
     return run();

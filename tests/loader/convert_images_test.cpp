@@ -1,0 +1,219 @@
+// convert images: a round trip is byte-exact, every bad input a user meets is named,
+// and a failed conversion leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.h"
+#include "loader/convert.h"
+#include "loader/dataset.h"
+#include "loader/jpeg_probe.h"
+#include "loader/verify.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/temp_dir.h"
+
+namespace evenfeed {
+namespace {
+namespace fs = std::filesystem;
+using testing::JpegSpec;
+
+ConvertOptions quiet_options() {
+  ConvertOptions o;
+  o.threads = 2;
+  return o;
+}
+
+std::vector<std::byte> read_file_for(const fs::path& root, const Dataset& d, uint64_t id) {
+  return testing::read_file(root / std::string(d.index().source_name(id)));
+}
+
+// Every record's payload equals its source file, label and size agree with the index.
+void expect_round_trip(const fs::path& src_root, const fs::path& out) {
+  Dataset dataset(out);
+  Dataset::ReadSession session(dataset);
+  TjHandle decompressor(TjHandle::Mode::kDecompress);
+  std::vector<unsigned char> scratch;
+  for (uint64_t id = 0; id < dataset.size(); ++id) {
+    RecordView view = dataset.read(session, id, /*verify_checksum=*/true);
+    const auto source = read_file_for(src_root, dataset, id);
+    ASSERT_EQ(view.payload.size(), source.size()) << dataset.describe(id);
+    EXPECT_TRUE(std::equal(view.payload.begin(), view.payload.end(), source.begin()))
+        << dataset.describe(id);
+    JpegInfo info;
+    ASSERT_FALSE(probe_jpeg(decompressor, view.payload, true, info, scratch).has_value());
+    EXPECT_EQ(dataset.index().widths()[id], static_cast<uint32_t>(info.width));
+    EXPECT_EQ(dataset.index().heights()[id], static_cast<uint32_t>(info.height));
+    EXPECT_EQ(dataset.index().lengths()[id], static_cast<uint64_t>(info.width) * info.height);
+  }
+}
+
+TEST(ConvertImages, FolderTreeRoundTripsByteExactAcrossShards) {
+  testing::TempDir tmp;
+  testing::make_image_tree(tmp / "src", 3, 7);
+  ConvertOptions o = quiet_options();
+  o.shards = 3;
+  ConvertReport r = convert_images(tmp / "src", tmp / "out", o);
+  EXPECT_EQ(r.samples, 21u);
+  EXPECT_EQ(r.shards, 3u);
+  EXPECT_TRUE(r.skipped.empty());
+  Dataset d(tmp / "out");
+  EXPECT_EQ(d.manifest().classes, (std::vector<std::string>{"class0", "class1", "class2"}));
+  EXPECT_EQ(d.manifest().shards[1].first_id, 7u);
+  EXPECT_EQ(d.shard_of(6), 0u);
+  EXPECT_EQ(d.shard_of(7), 1u);
+  EXPECT_EQ(d.shard_of(20), 2u);
+  for (uint64_t id = 0; id < d.size(); ++id) {
+    const std::string source(d.index().source_name(id));
+    EXPECT_EQ(d.index().labels()[id], source[5] - '0') << source;  // "classK/..."
+  }
+  expect_round_trip(tmp / "src", tmp / "out");
+  EXPECT_TRUE(verify_dataset(tmp / "out", {.decode = true, .threads = 2}).ok());
+}
+
+TEST(ConvertImages, SameOutputWhateverTheThreadCount) {
+  testing::TempDir tmp;
+  testing::make_image_tree(tmp / "src", 2, 9);
+  ConvertOptions one = quiet_options(), two = quiet_options();
+  one.threads = 1;
+  convert_images(tmp / "src", tmp / "a", one);
+  convert_images(tmp / "src", tmp / "b", two);
+  EXPECT_EQ(testing::read_file(tmp / "a" / "index.bin"),
+            testing::read_file(tmp / "b" / "index.bin"));
+  Dataset a(tmp / "a"), b(tmp / "b");
+  EXPECT_EQ(a.manifest().shards[0].checksum, b.manifest().shards[0].checksum);
+}
+
+TEST(ConvertImages, ListFileWithRelativePathsSpacesAndLabels) {
+  testing::TempDir tmp;
+  testing::write_file(tmp / "imgs" / "a b.jpg", testing::make_jpeg({.width = 30, .height = 20}));
+  testing::write_file(tmp / "imgs" / "c.jpg",
+                      testing::make_jpeg({.width = 8, .height = 9, .progressive = true}));
+  testing::write_text(tmp / "list.txt", "# comment\nimgs/a b.jpg 4\n\nimgs/c.jpg\t0\n");
+  ConvertReport r = convert_images(tmp / "list.txt", tmp / "out", quiet_options());
+  EXPECT_EQ(r.source_format, "imagelist");
+  Dataset d(tmp / "out");
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.index().source_name(0), "imgs/a b.jpg");
+  EXPECT_EQ(d.index().labels()[0], 4);
+  EXPECT_EQ(d.index().labels()[1], 0);
+  EXPECT_EQ(d.index().widths()[0], 30u);
+  EXPECT_TRUE(d.manifest().classes.empty());
+}
+
+TEST(ConvertImages, MalformedListLineIsNamed) {
+  testing::TempDir tmp;
+  testing::write_text(tmp / "list.txt", "a.jpg 1\nb.jpg cat\n");
+  try {
+    convert_images(tmp / "list.txt", tmp / "out", quiet_options());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("list.txt:2"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+// A tree with one good image and each kind of bad input.
+std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
+  auto good = testing::make_jpeg({.width = 120, .height = 90});
+  testing::write_file(root / "c" / "0good.jpg", good);
+  auto truncated = good;
+  truncated.resize(good.size() / 2);
+  testing::write_file(root / "c" / "truncated.jpg", truncated);
+  auto damaged = good;
+  for (size_t k = good.size() / 3; k < good.size() / 3 + 64; ++k)
+    damaged[k] = std::byte{static_cast<unsigned char>(k * 151)};
+  testing::write_file(root / "c" / "damaged.jpg", damaged);
+  testing::write_file(root / "c" / "empty.jpg", {});
+  testing::write_text(root / "c" / "notes.txt", "not an image at all");
+  testing::write_file(root / "c" / "picture.png", testing::make_png(10, 10, 1));
+  // A good image after the bad ones: a decoder left broken by an error would fail it.
+  testing::write_file(root / "c" / "zgood.jpg",
+                      testing::make_jpeg({.width = 20, .height = 30, .progressive = true}));
+  return {{"c/truncated.jpg", "truncated JPEG"},
+          {"c/damaged.jpg", "corrupt JPEG"},
+          {"c/empty.jpg", "empty file"},
+          {"c/notes.txt", "not a JPEG"},
+          {"c/picture.png", "not a JPEG but PNG; pass --reencode"}};
+}
+
+TEST(ConvertImages, SkipListsEveryBadInputWithItsReason) {
+  testing::TempDir tmp;
+  auto expected = make_bad_tree(tmp / "src");
+  ConvertOptions o = quiet_options();
+  o.on_error = OnError::kSkip;
+  o.threads = 1;  // one decoder sees every input, bad and good
+  ConvertReport r = convert_images(tmp / "src", tmp / "out", o);
+  EXPECT_EQ(r.samples, 2u);
+  ASSERT_EQ(r.skipped.size(), expected.size());
+  for (const SkippedInput& s : r.skipped) {
+    ASSERT_TRUE(expected.count(s.source)) << s.source;
+    EXPECT_NE(s.reason.find(expected[s.source]), std::string::npos) << s.source << ": " << s.reason;
+  }
+  Dataset d(tmp / "out");
+  EXPECT_EQ(d.index().source_name(0), "c/0good.jpg");
+  EXPECT_EQ(d.index().source_name(1), "c/zgood.jpg");
+}
+
+TEST(ConvertImages, FailStopsAtTheFirstBadInputAndWritesNothing) {
+  testing::TempDir tmp;
+  make_bad_tree(tmp / "src");
+  try {
+    convert_images(tmp / "src", tmp / "out", quiet_options());
+    FAIL();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("c/damaged.jpg"), std::string::npos)
+        << what;  // first bad one in sorted order
+    EXPECT_NE(what.find("--on-error skip"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+  for (const auto& entry : fs::directory_iterator(tmp.path())) {
+    EXPECT_EQ(entry.path().filename(), "src") << "left behind: " << entry.path();
+  }
+}
+
+TEST(ConvertImages, ReencodeStoresOtherFormatsAsJpeg) {
+  testing::TempDir tmp;
+  testing::write_file(tmp / "src" / "c" / "p.png", testing::make_png(33, 21, 2));
+  ConvertOptions o = quiet_options();
+  o.reencode = true;
+  convert_images(tmp / "src", tmp / "out", o);
+  Dataset d(tmp / "out");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.index().widths()[0], 33u);
+  EXPECT_EQ(d.index().heights()[0], 21u);
+  EXPECT_TRUE(verify_dataset(tmp / "out", {.decode = true}).ok());
+}
+
+TEST(ConvertImages, ExistingOutputNeedsForceAndIsReplacedWhole) {
+  testing::TempDir tmp;
+  testing::make_image_tree(tmp / "src", 1, 3);
+  convert_images(tmp / "src", tmp / "out", quiet_options());
+  EXPECT_THROW(convert_images(tmp / "src", tmp / "out", quiet_options()), Error);
+  testing::make_image_tree(tmp / "src", 2, 3);
+  ConvertOptions o = quiet_options();
+  o.force = true;
+  convert_images(tmp / "src", tmp / "out", o);
+  EXPECT_EQ(Dataset(tmp / "out").size(), 6u);
+}
+
+TEST(ConvertImages, MissingOrEmptySourcesAreClearErrors) {
+  testing::TempDir tmp;
+  EXPECT_THROW(convert_images(tmp / "nope", tmp / "out", quiet_options()), Error);
+  fs::create_directories(tmp / "empty" / "class");
+  EXPECT_THROW(convert_images(tmp / "empty", tmp / "out", quiet_options()), Error);
+  testing::write_text(tmp / "bad" / "c" / "x.jpg", "nope");
+  ConvertOptions o = quiet_options();
+  o.on_error = OnError::kSkip;
+  try {
+    convert_images(tmp / "bad", tmp / "out", o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("none of the 1 inputs"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+}  // namespace
+}  // namespace evenfeed

@@ -1,0 +1,36 @@
+// Inputs for tests, made on the spot with the real libraries: JPEGs of every kind
+// that matters (baseline and progressive; 4:4:4, 4:2:2, 4:2:0, greyscale, CMYK), PNGs,
+// image trees and files.
+#pragma once
+
+#include <turbojpeg.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace evenfeed::testing {
+
+struct JpegSpec {
+  int width = 64;
+  int height = 48;
+  int subsampling = TJSAMP_420;
+  int pixel_format = TJPF_RGB;  // TJPF_GRAY for greyscale, TJPF_CMYK for CMYK
+  bool progressive = false;
+  int quality = 90;
+  uint64_t seed = 1;  // picture content
+};
+
+std::vector<std::byte> make_jpeg(const JpegSpec& spec);
+std::vector<std::byte> make_png(int width, int height, uint64_t seed);
+
+void write_file(const std::filesystem::path& path, const std::vector<std::byte>& bytes);
+void write_text(const std::filesystem::path& path, const std::string& text);
+std::vector<std::byte> read_file(const std::filesystem::path& path);
+
+// An ImageFolder tree: `classes` subfolders with `per_class` JPEGs of varied kinds each.
+void make_image_tree(const std::filesystem::path& root, int classes, int per_class);
+
+}  // namespace evenfeed::testing

@@ -1,0 +1,137 @@
+#include <png.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "core/philox.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+
+namespace evenfeed::testing {
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base ? base : "/tmp") + "/evenfeed-test-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+namespace {
+std::vector<unsigned char> picture(int width, int height, int channels, uint64_t seed) {
+  std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * channels);
+  CounterRng rng(seed, RngStream::kSynth, 9, 0);
+  const int fx = 1 + static_cast<int>(rng.below(7)), fy = 1 + static_cast<int>(rng.below(7));
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < channels; ++c) {
+        pixels[(static_cast<size_t>(y) * width + x) * channels + c] = static_cast<unsigned char>(
+            (x * fx * (c + 1) + y * fy * (3 - c % 3) + seed * 37) & 0xff);
+      }
+    }
+  }
+  return pixels;
+}
+}  // namespace
+
+std::vector<std::byte> make_jpeg(const JpegSpec& s) {
+  tjhandle h = tjInitCompress();
+  auto pixels = picture(s.width, s.height, tjPixelSize[s.pixel_format], s.seed);
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  int subsampling = s.pixel_format == TJPF_GRAY ? TJSAMP_GRAY : s.subsampling;
+  int rc = tjCompress2(h, pixels.data(), s.width, 0, s.height, s.pixel_format, &jpeg, &size,
+                       subsampling, s.quality, s.progressive ? TJFLAG_PROGRESSIVE : 0);
+  tjDestroy(h);
+  if (rc != 0) throw std::runtime_error("tjCompress2 failed");
+  std::vector<std::byte> out(size);
+  std::memcpy(out.data(), jpeg, size);
+  tjFree(jpeg);
+  return out;
+}
+
+std::vector<std::byte> make_png(int width, int height, uint64_t seed) {
+  auto pixels = picture(width, height, 3, seed);
+  png_image image;
+  std::memset(&image, 0, sizeof(image));
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  png_image_write_to_memory(&image, nullptr, &size, 0, pixels.data(), 0, nullptr);
+  std::vector<std::byte> out(size);
+  if (!png_image_write_to_memory(&image, out.data(), &size, 0, pixels.data(), 0, nullptr)) {
+    throw std::runtime_error("png write failed");
+  }
+  out.resize(size);
+  return out;
+}
+
+void write_file(const fs::path& path, const std::vector<std::byte>& bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream f(path);
+  f << text;
+}
+
+std::vector<std::byte> read_file(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(f)), {});
+  std::vector<std::byte> out(chars.size());
+  std::memcpy(out.data(), chars.data(), chars.size());
+  return out;
+}
+
+void make_image_tree(const fs::path& root, int classes, int per_class) {
+  const int subsamplings[] = {TJSAMP_420, TJSAMP_444, TJSAMP_422, TJSAMP_440, TJSAMP_411};
+  int n = 0;
+  for (int c = 0; c < classes; ++c) {
+    for (int k = 0; k < per_class; ++k, ++n) {
+      JpegSpec s;
+      s.width = 17 + (n * 13) % 90;
+      s.height = 11 + (n * 29) % 70;
+      s.subsampling = subsamplings[n % 5];
+      s.progressive = n % 3 == 1;
+      s.pixel_format = n % 7 == 3 ? TJPF_GRAY : n % 11 == 5 ? TJPF_CMYK : TJPF_RGB;
+      s.seed = static_cast<uint64_t>(n);
+      write_file(root / ("class" + std::to_string(c)) / ("img" + std::to_string(k) + ".jpg"),
+                 make_jpeg(s));
+    }
+  }
+}
+
+CommandResult run_command(const std::string& command) {
+  TempDir scratch;
+  const fs::path out = scratch / "out", err = scratch / "err";
+  const std::string full = command + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  int status = std::system(full.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream o(out), e(err);
+  r.out.assign(std::istreambuf_iterator<char>(o), {});
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+std::string evenfeed_bin() {
+  return "'" EVENFEED_BIN "'";
+}
+
+}  // namespace evenfeed::testing

@@ -1,0 +1,42 @@
+// Options of the token-budget planner, each explained; defaults are what we measured
+// to meet the targets in BENCHMARKS.md.
+#pragma once
+
+#include <cstdint>
+
+#include "bucketing/cost_model.h"
+#include "sampler/global_order.h"
+
+namespace evenfeed {
+
+enum class OversizePolicy {
+  kError,     // a sample longer than the budget is an error naming it
+  kTruncate,  // it is planned as if cut to the budget (the loader cuts it)
+};
+
+struct BucketingOptions {
+  // Per-rank budget: a batch's cost (CostModel) stays at or under the cost of one
+  // sample of this many tokens.
+  uint64_t tokens_per_rank = 4096;
+  CostModel cost;
+  // At most this many samples per batch (0: no cap).
+  uint64_t max_batch_size = 0;
+  // New samples taken from the global order per planning window. Sorting happens only
+  // inside a window, so composition changes every epoch; memory is O(window). 0 picks
+  // it from the data: max(65536, 256 x the samples per batch at the median length), so
+  // a window holds many steps' worth of similar lengths whatever the cost model.
+  uint64_t window = 0;
+  // The noisy sort: a sample may trade places with neighbours up to `noise` batches'
+  // worth of samples away, but never across more than `noise_cap` in log length. Wide
+  // for short samples (many per batch, most pairs), zero for samples alone in a batch.
+  double noise = 8;
+  double noise_cap = 0.04;
+  // Batches whose costs lie within this fraction of a step's most expensive batch
+  // share that step; the rest of the step is completed with batches cut to its level
+  // from the shortest samples.
+  double level_tolerance = 0.08;
+  OversizePolicy oversize = OversizePolicy::kError;
+  OrderOptions order;
+};
+
+}  // namespace evenfeed

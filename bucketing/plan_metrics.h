@@ -1,0 +1,65 @@
+// The figures `evenfeed plan` reports for any plan (ours or a baseline), accumulated
+// step by step: padding waste, per-step rank imbalance under both cost models, samples
+// seen / dropped / duplicated per epoch, lag-1 correlation of step mean length, and
+// the share of sample pairs batched together in one epoch that meet again in the next.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "bucketing/cost_model.h"
+#include "bucketing/length_source.h"
+#include "sampler/plan.h"
+
+namespace evenfeed {
+
+struct ImbalanceSummary {
+  double mean = 0, p50 = 0, p99 = 0, max = 0;
+};
+
+class PlanMetrics {
+ public:
+  // Lengths longer than `truncate_at` count as `truncate_at` (0: no truncation).
+  PlanMetrics(const LengthSource& lengths, double quadratic_a, uint64_t truncate_at = 0);
+
+  void begin_epoch();
+  void add(const PlanStep& step);
+  void end_epoch();
+
+  nlohmann::json report() const;
+  double padding_waste() const;
+  ImbalanceSummary imbalance(CostKind kind) const;
+  double lag1() const;                 // mean over epochs with at least 3 steps
+  double repeated_pair_share() const;  // mean over consecutive epoch pairs
+  uint64_t total_dropped() const { return dropped_total_; }
+  uint64_t total_duplicated() const { return duplicated_total_; }
+  const std::vector<uint64_t>& steps_per_epoch() const { return steps_per_epoch_; }
+  bool equal_step_counts() const { return equal_steps_; }
+
+ private:
+  uint64_t length(uint64_t id) const;
+
+  const LengthSource& lengths_;
+  CostModel linear_, quadratic_;
+  uint64_t truncate_at_;
+  // Per step.
+  std::vector<double> imbalance_linear_, imbalance_quadratic_;
+  double real_tokens_ = 0, slot_tokens_ = 0;
+  // Per epoch.
+  std::vector<uint64_t> steps_per_epoch_;
+  std::vector<uint16_t> seen_;
+  std::vector<double> step_means_;
+  std::vector<double> lag1_per_epoch_;
+  uint64_t dropped_total_ = 0, duplicated_total_ = 0;
+  std::vector<uint64_t> seen_per_epoch_, dropped_per_epoch_, duplicated_per_epoch_;
+  bool equal_steps_ = true;
+  // Pairs: the batch each sample was in, this epoch and the previous one.
+  std::vector<uint32_t> batch_now_, batch_before_;
+  uint32_t batches_this_epoch_ = 0;
+  double pairs_now_ = 0, pairs_before_ = 0, pairs_again_ = 0;
+  std::vector<double> repeat_share_;
+  int epochs_ = 0;
+};
+
+}  // namespace evenfeed

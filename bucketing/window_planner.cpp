@@ -1,0 +1,337 @@
+#include "bucketing/window_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/philox.h"
+
+namespace evenfeed {
+
+// Samples per batch at or above which a sample is a filler: fine enough grain to cut
+// a batch to any cost level within a few percent.
+static constexpr uint64_t kFillerPerBatch = 16;
+// Seeded shuffles tried when choosing a window's step order.
+static constexpr int kOrderTries = 32;
+
+struct WindowPlanner::Entry {
+  uint64_t id;
+  uint64_t length;
+  double key;
+  uint64_t tie;
+};
+
+struct WindowPlanner::Batch {
+  std::vector<Entry> entries;
+  uint64_t longest = 0;
+  double cost = 0;
+};
+
+struct WindowPlanner::Planned {
+  std::vector<Batch> batches;
+  double mean_length = 0;
+};
+
+WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_size, uint64_t seed,
+                             uint32_t epoch)
+    : options_(options),
+      world_size_(world_size),
+      seed_(seed),
+      epoch_(epoch),
+      budget_(options.cost.budget(options.tokens_per_rank)),
+      cap_(options.max_batch_size > 0 ? options.max_batch_size : UINT64_MAX) {}
+
+uint64_t WindowPlanner::per_batch(uint64_t length) const {
+  const double fit = std::floor(budget_ / options_.cost.per_sample(length));
+  return std::clamp<uint64_t>(static_cast<uint64_t>(fit), 1, cap_);
+}
+
+std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
+    const std::vector<PlanItem>& items) const {
+  std::vector<Entry> entries(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    entries[i] = {items[i].id, items[i].length, 0,
+                  mix64(seed_ ^ mix64(items[i].id + (uint64_t{epoch_} << 40)))};
+  }
+  auto by_length = [](const Entry& a, const Entry& b) {
+    return a.length != b.length ? a.length < b.length
+           : a.tie != b.tie     ? a.tie < b.tie
+                                : a.id < b.id;
+  };
+  std::sort(entries.begin(), entries.end(), by_length);
+  // Noise width: the log-length gap to the neighbour `noise` batches further up,
+  // capped, and zero for samples that fill a batch alone.
+  std::vector<double> keys(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const uint64_t n = per_batch(entries[i].length);
+    double width = 0;
+    if (n > 1) {
+      const size_t j =
+          std::min(entries.size() - 1, i + static_cast<size_t>(std::ceil(options_.noise * n)));
+      width = std::min(options_.noise_cap, std::log(static_cast<double>(entries[j].length)) -
+                                               std::log(static_cast<double>(entries[i].length)));
+    }
+    CounterRng rng(seed_, RngStream::kSortNoise, epoch_, entries[i].id);
+    keys[i] = std::log(static_cast<double>(entries[i].length)) + rng.uniform() * width;
+  }
+  for (size_t i = 0; i < entries.size(); ++i) entries[i].key = keys[i];
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
+  });
+  return entries;
+}
+
+// Greedy token-budget batches over entries in the given (longest-first) order.
+std::vector<WindowPlanner::Batch> WindowPlanner::pack(const std::vector<Entry>& entries) const {
+  std::vector<Batch> batches;
+  for (const Entry& e : entries) {
+    if (!batches.empty()) {
+      Batch& b = batches.back();
+      const uint64_t longest = std::max(b.longest, e.length);
+      const uint64_t count = b.entries.size() + 1;
+      if (count <= cap_ && options_.cost.batch(count, longest) <= budget_) {
+        b.entries.push_back(e);
+        b.longest = longest;
+        b.cost = options_.cost.batch(count, longest);
+        continue;
+      }
+    }
+    batches.push_back({{e}, e.length, options_.cost.per_sample(e.length)});
+  }
+  return batches;
+}
+
+// A batch of the shortest fillers (taken from the back) costing as close to `level`
+// as their grain allows, never more. Empty when no filler is left.
+WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, double level) const {
+  Batch b;
+  while (!fillers.empty() && b.entries.size() < cap_) {
+    const Entry& e = fillers.back();
+    const uint64_t longest = std::max(b.longest, e.length);
+    const double cost = options_.cost.batch(b.entries.size() + 1, longest);
+    if (!b.entries.empty() && cost > level) break;
+    b.entries.push_back(e);
+    b.longest = longest;
+    b.cost = cost;
+    fillers.pop_back();
+  }
+  return b;
+}
+
+WindowPlanner::Planned WindowPlanner::make_step(std::vector<Batch> batches) const {
+  Planned p;
+  uint64_t count = 0;
+  double total = 0;
+  for (const Batch& b : batches) {
+    for (const Entry& e : b.entries) total += static_cast<double>(e.length);
+    count += b.entries.size();
+  }
+  p.mean_length = count > 0 ? total / static_cast<double>(count) : 0;
+  batches.resize(world_size_);  // ranks without a batch get an empty one
+  p.batches = std::move(batches);
+  return p;
+}
+
+// The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
+// exactly W batches whose most expensive batch is as cheap as possible, contiguous in
+// length order so padding stays low.
+std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> leftover) const {
+  std::vector<Planned> planned;
+  if (leftover.empty()) return planned;
+  std::sort(leftover.begin(), leftover.end(), [](const Entry& a, const Entry& b) {
+    return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
+  });
+  double total = 0, largest = 0;
+  for (const Entry& e : leftover) {
+    total += options_.cost.per_sample(e.length);
+    largest = std::max(largest, options_.cost.per_sample(e.length));
+  }
+  // Greedy contiguous segments whose cost stays at or under `level`.
+  auto segment = [&](double level) {
+    std::vector<Batch> segments;
+    for (const Entry& e : leftover) {
+      if (!segments.empty()) {
+        Batch& b = segments.back();
+        const uint64_t longest = std::max(b.longest, e.length);
+        const double cost = options_.cost.batch(b.entries.size() + 1, longest);
+        if (b.entries.size() < cap_ && cost <= level) {
+          b.entries.push_back(e);
+          b.longest = longest;
+          b.cost = cost;
+          continue;
+        }
+      }
+      segments.push_back({{e}, e.length, options_.cost.per_sample(e.length)});
+    }
+    return segments;
+  };
+  const size_t W = world_size_;
+  size_t step_count = std::max<size_t>(
+      1, static_cast<size_t>(std::ceil(total / (static_cast<double>(W) * budget_))));
+  while (segment(budget_).size() > step_count * W) ++step_count;
+  const size_t slots = step_count * W;
+  // Bisection on the level: the cheapest level that needs no more than `slots` batches.
+  double lo = std::max(largest, total / static_cast<double>(slots)), hi = budget_;
+  if (lo < hi) {
+    for (int iteration = 0; iteration < 60 && hi - lo > 1e-9 * hi; ++iteration) {
+      const double mid = 0.5 * (lo + hi);
+      (segment(mid).size() <= slots ? hi : lo) = mid;
+    }
+  }
+  std::vector<Batch> segments = segment(hi);
+  // Use every slot: split the most expensive divisible batch until there are enough.
+  while (segments.size() < slots) {
+    size_t worst = segments.size();
+    for (size_t k = 0; k < segments.size(); ++k) {
+      if (segments[k].entries.size() >= 2 &&
+          (worst == segments.size() || segments[k].cost > segments[worst].cost)) {
+        worst = k;
+      }
+    }
+    if (worst == segments.size()) break;
+    Batch& b = segments[worst];
+    Batch tail;
+    tail.entries.assign(b.entries.begin() + static_cast<long>(b.entries.size() / 2),
+                        b.entries.end());
+    b.entries.resize(b.entries.size() / 2);
+    for (Batch* part : {&b, &tail}) {
+      part->longest = 0;
+      for (const Entry& e : part->entries) part->longest = std::max(part->longest, e.length);
+      part->cost = options_.cost.batch(part->entries.size(), part->longest);
+    }
+    segments.push_back(std::move(tail));
+  }
+  std::stable_sort(segments.begin(), segments.end(),
+                   [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  for (size_t k = 0; k < segments.size(); k += W) {
+    const size_t end = std::min(segments.size(), k + W);
+    planned.push_back(make_step(
+        {segments.begin() + static_cast<long>(k), segments.begin() + static_cast<long>(end)}));
+  }
+  return planned;
+}
+
+double WindowPlanner::emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
+                                           double previous_mean,
+                                           std::vector<StepBatches>& steps) const {
+  const size_t n = planned.size();
+  std::vector<size_t> best(n);
+  std::iota(best.begin(), best.end(), size_t{0});
+  if (n >= 3) {
+    double mean = 0;
+    for (const Planned& p : planned) mean += p.mean_length;
+    mean /= static_cast<double>(n);
+    double variance = 0;
+    for (const Planned& p : planned) variance += (p.mean_length - mean) * (p.mean_length - mean);
+    auto lag1 = [&](const std::vector<size_t>& order) {
+      double sum = 0;
+      if (previous_mean >= 0)
+        sum += (previous_mean - mean) * (planned[order[0]].mean_length - mean);
+      for (size_t k = 0; k + 1 < n; ++k) {
+        sum += (planned[order[k]].mean_length - mean) * (planned[order[k + 1]].mean_length - mean);
+      }
+      return variance > 0 ? std::fabs(sum / variance) : 0.0;
+    };
+    double best_score = 1e300;
+    std::vector<size_t> order(n);
+    for (int attempt = 0; attempt < kOrderTries; ++attempt) {
+      std::iota(order.begin(), order.end(), size_t{0});
+      CounterRng rng(seed_, RngStream::kStepOrder, epoch_, window_index * kOrderTries + attempt);
+      for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+      const double score = lag1(order);
+      if (score < best_score) {
+        best_score = score;
+        best = order;
+      }
+    }
+  }
+  for (size_t k : best) {
+    StepBatches step(world_size_);
+    for (uint32_t r = 0; r < world_size_; ++r) {
+      for (const Entry& e : planned[k].batches[r].entries) step[r].samples.push_back(e.id);
+    }
+    steps.push_back(std::move(step));
+  }
+  return best.empty() ? previous_mean : planned[best.back()].mean_length;
+}
+
+double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t window_index,
+                           double previous_mean, std::vector<StepBatches>& steps,
+                           std::vector<PlanItem>& carry) const {
+  const size_t W = world_size_;
+  std::vector<Entry> coarse, fillers;  // both longest first
+  for (const Entry& e : noisy_sort(items))
+    (per_batch(e.length) >= kFillerPerBatch ? fillers : coarse).push_back(e);
+  items.clear();
+  items.shrink_to_fit();
+
+  std::vector<Planned> planned;
+  std::vector<Entry> leftover;
+  auto give_back = [&](const std::vector<Batch>& batches) {
+    for (const Batch& b : batches)
+      leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
+  };
+  // Coarse batches, grouped by cost level and completed with fillers cut to the level.
+  std::vector<Batch> coarse_batches = pack(coarse);
+  std::stable_sort(coarse_batches.begin(), coarse_batches.end(),
+                   [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  for (size_t i = 0; i < coarse_batches.size();) {
+    const double level = coarse_batches[i].cost;
+    size_t j = i;
+    while (j < coarse_batches.size() && j - i < W &&
+           coarse_batches[j].cost >= level * (1 - options_.level_tolerance))
+      ++j;
+    std::vector<Batch> group(coarse_batches.begin() + static_cast<long>(i),
+                             coarse_batches.begin() + static_cast<long>(j));
+    i = j;
+    while (group.size() < W) {
+      Batch filler = cut_to_level(fillers, level);
+      if (filler.entries.empty()) break;
+      group.push_back(std::move(filler));
+    }
+    if (group.size() == W) {
+      planned.push_back(make_step(std::move(group)));
+    } else {
+      give_back(group);
+    }
+  }
+  // The remaining fillers at the full budget, W batches of similar cost per step.
+  std::vector<Batch> filler_batches = pack(fillers);
+  std::stable_sort(filler_batches.begin(), filler_batches.end(),
+                   [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  const size_t whole = filler_batches.size() / W * W;
+  const size_t first_filler_step = planned.size();
+  for (size_t k = 0; k < whole; k += W) {
+    planned.push_back(make_step({filler_batches.begin() + static_cast<long>(k),
+                                 filler_batches.begin() + static_cast<long>(k + W)}));
+  }
+  give_back({filler_batches.begin() + static_cast<long>(whole), filler_batches.end()});
+
+  // Carry what is left into the next window, unless this is the last one or the carry
+  // would outgrow a window (then it is cut here, as well as it can be).
+  if (!last && leftover.size() <= std::max<uint64_t>(options_.window, W)) {
+    for (const Entry& e : leftover) carry.push_back({e.id, e.length});
+  } else {
+    // A final cut is balanced only if every rank can reach the level of the leftover's
+    // most expensive sample (and at least half the budget, so the last step is not a
+    // near-empty one): take back the cheapest filler steps until the mass suffices.
+    auto mass_short = [&] {
+      double mass = 0, largest = 0;
+      for (const Entry& e : leftover) {
+        const double c = options_.cost.per_sample(e.length);
+        mass += c;
+        largest = std::max(largest, c);
+      }
+      return mass < static_cast<double>(W) * std::max(largest, 0.5 * budget_);
+    };
+    while (planned.size() > first_filler_step && mass_short()) {
+      for (const Batch& b : planned.back().batches)
+        leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
+      planned.pop_back();
+    }
+    for (Planned& p : final_cut(std::move(leftover))) planned.push_back(std::move(p));
+  }
+  return emit_in_chosen_order(planned, window_index, previous_mean, steps);
+}
+
+}  // namespace evenfeed

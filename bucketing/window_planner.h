@@ -1,0 +1,70 @@
+// Plans one window of the global order into steps of exactly W per-rank batches.
+//
+// 1. Noisy sort: samples are sorted by log length plus a per-epoch random term (see
+//    BucketingOptions::noise), longest first, so batches are homogeneous (little
+//    padding) yet differ from epoch to epoch.
+// 2. Samples too long for 16 to share a batch ("coarse") are packed greedily into
+//    token-budget batches. Their costs are coarse-grained, so they are grouped by cost
+//    level: a step takes up to W batches within `level_tolerance` of its most
+//    expensive one, and the rest of the step is completed with batches cut to that
+//    level from the shortest samples ("fillers"), whose fine granularity can match any
+//    level.
+// 3. Remaining fillers are packed at the full budget; batches sorted by cost form steps
+//    W at a time.
+// 4. What does not make a whole step is carried into the next window; in the last
+//    window it is cut into exactly W balanced batches per step.
+// 5. The step order is chosen among a few seeded shuffles to keep the lag-1
+//    correlation of step mean length near zero.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bucketing/bucketing_options.h"
+#include "sampler/plan.h"
+
+namespace evenfeed {
+
+struct PlanItem {
+  uint64_t id = 0;
+  uint64_t length = 0;  // already checked against the budget (or truncated to it)
+};
+
+using StepBatches = std::vector<RankBatch>;  // one batch per rank
+
+class WindowPlanner {
+ public:
+  WindowPlanner(const BucketingOptions& options, uint32_t world_size, uint64_t seed,
+                uint32_t epoch);
+
+  // Plans `items` (the carry of the previous window followed by this window's new
+  // samples). Appends whole steps to `steps`; items left for the next window go to
+  // `carry` (never when `last`). `previous_mean` is the mean sample length of the
+  // step served just before, for the step-order choice (negative if none); returns the
+  // mean sample length of the last step appended (or `previous_mean`).
+  double plan(std::vector<PlanItem> items, bool last, uint64_t window_index, double previous_mean,
+              std::vector<StepBatches>& steps, std::vector<PlanItem>& carry) const;
+
+ private:
+  struct Entry;
+  struct Batch;
+
+  std::vector<Entry> noisy_sort(const std::vector<PlanItem>& items) const;
+  uint64_t per_batch(uint64_t length) const;
+  std::vector<Batch> pack(const std::vector<Entry>& entries) const;
+  Batch cut_to_level(std::vector<Entry>& fillers, double level) const;
+  struct Planned;  // a step under construction, with its mean sample length
+  Planned make_step(std::vector<Batch> batches) const;
+  std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
+  double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
+                              double previous_mean, std::vector<StepBatches>& steps) const;
+
+  BucketingOptions options_;
+  uint32_t world_size_;
+  uint64_t seed_;
+  uint32_t epoch_;
+  double budget_;
+  uint64_t cap_;
+};
+
+}  // namespace evenfeed

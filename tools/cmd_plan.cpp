@@ -1,0 +1,121 @@
+// evenfeed plan [DIR | --lengths FILE | --synthetic N]: plan epochs and report how
+// even, unpadded, random and exactly-once they are, beside the usual baselines.
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "core/error.h"
+#include "loader/dataset.h"
+#include "tools/commands.h"
+#include "tools/plan_report.h"
+
+namespace evenfeed::cli {
+
+void add_plan(CLI::App& app, Runner& run) {
+  auto* cmd = app.add_subcommand(
+      "plan", "Plan epochs for W ranks and report balance, padding, randomness and coverage");
+  static std::string dir, lengths_file, cost = "linear", order = "keyed", oversize = "error";
+  static uint64_t synthetic = 0, tokens_per_rank = 0, batch_size = 0, resume_at = 0;
+  static uint32_t resume_world = 0;
+  static bool json = false, no_baselines = false, drop_last = false;
+  static std::string dump;
+  static PlanRequest r;
+  cmd->add_option("DIR", dir, "Dataset directory (lengths from its index)");
+  cmd->add_option("--lengths", lengths_file, "A file of lengths, one positive integer per line");
+  cmd->add_option("--synthetic", synthetic,
+                  "N synthetic long-tailed lengths (generated, not stored)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 42));
+  cmd->add_option("--world-size", r.world_size, "Number of ranks W")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--tokens-per-rank", tokens_per_rank,
+                  "Token budget per rank per step (length bucketing)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  cmd->add_option("--batch-size", batch_size,
+                  "Samples per rank per step: the plain sampler; with --tokens-per-rank, the "
+                  "baseline's batch size")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+  cmd->add_option("--cost", cost,
+                  "Cost model: linear (padded tokens) or quadratic (a*L + L^2 per padded sample)")
+      ->check(CLI::IsMember({"linear", "quadratic"}));
+  cmd->add_option("--quadratic-a", r.bucketing_options.cost.a,
+                  "The a of the quadratic cost (about 6 x model width)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--seed", r.seed, "Seed");
+  cmd->add_option("--epochs", r.epochs, "Epochs to plan")->check(CLI::Range(1u, 100000u));
+  cmd->add_option("--window", r.bucketing_options.window,
+                  "Samples per planning window (0: from the data)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
+  cmd->add_option("--max-batch-size", r.bucketing_options.max_batch_size,
+                  "Most samples in one batch (0: no cap)");
+  cmd->add_option("--order", order,
+                  "Global order: keyed (O(1) memory), full, shard-blocks, sequential")
+      ->check(CLI::IsMember({"keyed", "full", "shard-blocks", "sequential"}));
+  cmd->add_option("--oversize", oversize,
+                  "A sample longer than the budget: error, or truncate it to the budget")
+      ->check(CLI::IsMember({"error", "truncate"}));
+  cmd->add_option("--noise", r.bucketing_options.noise,
+                  "Noisy sort reach, in batches (0: plain sort)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--level-tolerance", r.bucketing_options.level_tolerance,
+                  "Cost spread allowed within a step")
+      ->check(CLI::Range(0.0, 0.5));
+  cmd->add_flag("--drop-last", drop_last,
+                "Plain sampler: drop the last partial global batch instead of padding it");
+  cmd->add_flag("--no-baselines", no_baselines, "Plan only ours");
+  cmd->add_flag("--json", json, "Print the report as one JSON object");
+  cmd->add_option("--dump", dump, "Write our plan as JSON lines, one per (epoch, step, rank)");
+  cmd->add_option("--resume-at-step", resume_at,
+                  "Plan epoch 0 as a run stopped after K steps and resumed");
+  cmd->add_option("--resume-world-size", resume_world, "... at this world size")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->callback([&run, cmd] {
+    run = [cmd] {
+      const int sources = !dir.empty() + !lengths_file.empty() + (synthetic > 0);
+      EVENFEED_CHECK(sources == 1,
+                     "plan needs exactly one of DIR, --lengths FILE or --synthetic N");
+      EVENFEED_CHECK((tokens_per_rank > 0) || (batch_size > 0),
+                     "pass --tokens-per-rank T or --batch-size B");
+      r.bucketing = tokens_per_rank > 0;
+      r.bucketing_options.tokens_per_rank = tokens_per_rank > 0 ? tokens_per_rank : 1;
+      r.bucketing_options.cost.kind = parse_cost_kind(cost);
+      r.bucketing_options.oversize =
+          oversize == "truncate" ? OversizePolicy::kTruncate : OversizePolicy::kError;
+      r.bucketing_options.order.kind = parse_order_kind(order);
+      r.sampler_options.order.kind = parse_order_kind(order);
+      r.sampler_options.batch_size = batch_size > 0 ? batch_size : 1;
+      r.sampler_options.drop_last = drop_last;
+      r.baseline_batch_size = r.bucketing ? batch_size : 0;
+      r.baselines = !no_baselines;
+      r.dump = dump;
+      if (cmd->count("--resume-at-step") > 0) r.resume_at_step = resume_at;
+      if (resume_world > 0) r.resume_world_size = resume_world;
+      EVENFEED_CHECK(r.resume_world_size.has_value() <= r.resume_at_step.has_value(),
+                     "--resume-world-size needs --resume-at-step K");
+
+      std::unique_ptr<Dataset> dataset;
+      std::vector<uint64_t> stored;
+      std::unique_ptr<LengthSource> lengths;
+      if (!dir.empty()) {
+        dataset = std::make_unique<Dataset>(dir);
+        for (const ShardEntry& s : dataset->manifest().shards)
+          r.bucketing_options.order.shard_sizes.push_back(s.count);
+        r.sampler_options.order.shard_sizes = r.bucketing_options.order.shard_sizes;
+        lengths = std::make_unique<SpanLengths>(dataset->index().lengths());
+      } else if (!lengths_file.empty()) {
+        stored = read_lengths_file(lengths_file);
+        lengths = std::make_unique<SpanLengths>(stored);
+      } else {
+        lengths = std::make_unique<SyntheticLengths>(synthetic, r.seed);
+      }
+      nlohmann::json report = run_plan_report(*lengths, r);
+      if (json) {
+        std::printf("%s\n", report.dump().c_str());
+      } else {
+        std::printf("%s", plan_report_text(report).c_str());
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace evenfeed::cli

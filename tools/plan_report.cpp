@@ -1,0 +1,263 @@
+#include "tools/plan_report.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "bucketing/baselines.h"
+#include "bucketing/plan_metrics.h"
+#include "bucketing/token_budget_planner.h"
+#include "core/error.h"
+
+namespace evenfeed::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class DumpWriter {
+ public:
+  explicit DumpWriter(const std::filesystem::path& path) {
+    if (path.empty()) return;
+    file_ = std::fopen(path.c_str(), "w");
+    if (file_ == nullptr) fail_errno("open for writing", path.string(), errno);
+    path_ = path;
+  }
+  ~DumpWriter() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  void write(const PlanStep& step) {
+    if (file_ == nullptr) return;
+    for (uint32_t r = 0; r < step.ranks.size(); ++r) {
+      const RankBatch& b = step.ranks[r];
+      nlohmann::json j = {{"epoch", step.epoch},
+                          {"step", step.step},
+                          {"rank", r},
+                          {"world_size", step.world_size},
+                          {"samples", b.samples}};
+      if (!b.valid.empty()) {
+        std::vector<bool> valid(b.valid.begin(), b.valid.end());
+        j["valid"] = valid;
+      }
+      const std::string line = j.dump() + "\n";
+      if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
+        fail_errno("write", path_.string(), errno);
+    }
+  }
+
+ private:
+  FILE* file_ = nullptr;
+  std::filesystem::path path_;
+};
+
+// Serves `limit` steps (or all) from `planner` into metrics and the dump; returns the
+// number served and adds the time spent planning to `seconds`.
+uint64_t drain(StepPlanner& planner, PlanMetrics& metrics, DumpWriter* dump, double& seconds,
+               uint64_t limit = UINT64_MAX) {
+  PlanStep step;
+  uint64_t served = 0;
+  while (served < limit) {
+    const auto start = Clock::now();
+    const bool more = planner.next(step);
+    seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    if (!more) break;
+    metrics.add(step);
+    if (dump != nullptr) dump->write(step);
+    ++served;
+  }
+  return served;
+}
+
+std::unique_ptr<StepPlanner> make_ours(const LengthSource& lengths, const PlanRequest& r,
+                                       uint32_t world_size, const PlanState& state) {
+  if (r.bucketing)
+    return std::make_unique<TokenBudgetPlanner>(lengths, r.bucketing_options, world_size, state);
+  return std::make_unique<DistributedSampler>(lengths.size(), world_size, r.sampler_options, state);
+}
+
+nlohmann::json plan_ours(const LengthSource& lengths, const PlanRequest& r) {
+  const uint64_t truncate = r.bucketing && r.bucketing_options.oversize == OversizePolicy::kTruncate
+                                ? r.bucketing_options.tokens_per_rank
+                                : 0;
+  PlanMetrics metrics(lengths, r.bucketing_options.cost.a, truncate);
+  DumpWriter dump(r.dump);
+  double seconds = 0;
+  for (uint32_t epoch = 0; epoch < r.epochs; ++epoch) {
+    metrics.begin_epoch();
+    PlanState state{r.seed, epoch, {}};
+    uint32_t world = r.resume_world_size && epoch > 0 ? *r.resume_world_size : r.world_size;
+    if (epoch == 0 && r.resume_at_step) {
+      auto before = make_ours(lengths, r, r.world_size, state);
+      const uint64_t served = drain(*before, metrics, &dump, seconds, *r.resume_at_step);
+      EVENFEED_CHECK(served == *r.resume_at_step, "--resume-at-step {}: epoch 0 has only {} steps",
+                     *r.resume_at_step, served);
+      state.advance(r.world_size, served);  // what a checkpoint at step K would hold
+      world = r.resume_world_size.value_or(r.world_size);
+    }
+    auto planner = make_ours(lengths, r, world, state);
+    drain(*planner, metrics, &dump, seconds);
+    metrics.end_epoch();
+  }
+  nlohmann::json j = metrics.report();
+  j["plan_seconds"] = seconds;
+  return j;
+}
+
+template <typename MakePlanner>
+nlohmann::json plan_baseline(const LengthSource& lengths, const PlanRequest& r, MakePlanner make) {
+  PlanMetrics metrics(lengths, r.bucketing_options.cost.a);
+  double seconds = 0;
+  for (uint32_t epoch = 0; epoch < r.epochs; ++epoch) {
+    metrics.begin_epoch();
+    auto planner = make(epoch);
+    drain(*planner, metrics, nullptr, seconds);
+    metrics.end_epoch();
+  }
+  nlohmann::json j = metrics.report();
+  j["plan_seconds"] = seconds;
+  return j;
+}
+
+std::string percent(const nlohmann::json& v) {
+  return fmt::format("{:.2f}%", 100 * v.get<double>());
+}
+
+}  // namespace
+
+nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r) {
+  EVENFEED_CHECK(r.epochs > 0, "--epochs must be at least 1");
+  EVENFEED_CHECK(!r.resume_world_size || *r.resume_world_size > 0,
+                 "--resume-world-size must be at least 1");
+  double mean = 0;
+  for (uint64_t id = 0; id < lengths.size(); ++id) mean += static_cast<double>(lengths.length(id));
+  mean /= static_cast<double>(std::max<uint64_t>(1, lengths.size()));
+  nlohmann::json report;
+  report["config"] = {
+      {"samples", lengths.size()},
+      {"world_size", r.world_size},
+      {"planner", r.bucketing ? "token-budget" : "fixed-batch"},
+      {"tokens_per_rank", r.bucketing_options.tokens_per_rank},
+      {"cost", cost_kind_name(r.bucketing_options.cost.kind)},
+      {"quadratic_a", r.bucketing_options.cost.a},
+      {"window", r.bucketing_options.window > 0 ? r.bucketing_options.window
+                                                : automatic_window(lengths, r.bucketing_options)},
+      {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
+                                            : r.sampler_options.order.kind)},
+      {"seed", r.seed},
+      {"epochs", r.epochs},
+      {"mean_length", mean}};
+  if (r.resume_at_step) {
+    report["config"]["resume_at_step"] = *r.resume_at_step;
+    report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);
+  }
+  report["evenfeed"] = plan_ours(lengths, r);
+  if (!r.baselines) return report;
+  const uint64_t batch =
+      !r.bucketing ? r.sampler_options.batch_size
+      : r.baseline_batch_size > 0
+          ? r.baseline_batch_size
+          : std::max<uint64_t>(
+                1, static_cast<uint64_t>(static_cast<double>(r.bucketing_options.tokens_per_rank) /
+                                         mean));
+  report["config"]["baseline_batch_size"] = batch;
+  report["torch_distributed_sampler"] = plan_baseline(lengths, r, [&](uint32_t epoch) {
+    return std::make_unique<TorchStylePlanner>(lengths.size(), r.world_size, batch, r.seed, epoch);
+  });
+  if (r.bucketing) {
+    report["sorted_token_budget"] = plan_baseline(lengths, r, [&](uint32_t epoch) {
+      return std::make_unique<SortedBudgetPlanner>(lengths, r.bucketing_options.tokens_per_rank,
+                                                   r.world_size, r.seed, epoch);
+    });
+  }
+  return report;
+}
+
+std::string plan_report_text(const nlohmann::json& report) {
+  const auto& c = report["config"];
+  std::string out = fmt::format(
+      "{} samples (mean length {:.1f}), world size {}, {} planner, {} tokens per rank, {} cost, {} "
+      "epoch(s), seed {}\n",
+      c["samples"].get<uint64_t>(), c["mean_length"].get<double>(), c["world_size"].get<uint32_t>(),
+      c["planner"].get<std::string>(), c["tokens_per_rank"].get<uint64_t>(),
+      c["cost"].get<std::string>(), c["epochs"].get<uint32_t>(), c["seed"].get<uint64_t>());
+  std::vector<std::pair<std::string, const nlohmann::json*>> columns = {
+      {"evenfeed", &report["evenfeed"]}};
+  if (report.contains("torch_distributed_sampler")) {
+    columns.push_back({fmt::format("torch B={}", c["baseline_batch_size"].get<uint64_t>()),
+                       &report["torch_distributed_sampler"]});
+  }
+  if (report.contains("sorted_token_budget"))
+    columns.push_back({"sorted budget", &report["sorted_token_budget"]});
+  auto row = [&](const std::string& name, auto cell) {
+    out += fmt::format("{:<34}", name);
+    for (const auto& [title, j] : columns) out += fmt::format("{:>16}", cell(*j));
+    out += "\n";
+  };
+  row("", [&](const nlohmann::json& j) {
+    for (const auto& [title, p] : columns)
+      if (p == &j) return title;
+    return std::string();
+  });
+  row("steps per epoch", [](const nlohmann::json& j) { return j["steps_per_epoch"].dump(); });
+  row("padding waste", [](const nlohmann::json& j) { return percent(j["padding_waste"]); });
+  for (const char* kind : {"linear", "quadratic"}) {
+    const std::string key = std::string("imbalance_") + kind;
+    row(fmt::format("rank imbalance {} mean", kind), [&](const nlohmann::json& j) {
+      return fmt::format("{:.3f}", j[key]["mean"].get<double>());
+    });
+    row(fmt::format("rank imbalance {} p99", kind), [&](const nlohmann::json& j) {
+      return fmt::format("{:.3f}", j[key]["p99"].get<double>());
+    });
+  }
+  row("samples seen (epoch 0)",
+      [](const nlohmann::json& j) { return j["samples_seen_per_epoch"][0].dump(); });
+  row("dropped (all epochs)", [](const nlohmann::json& j) {
+    uint64_t total = 0;
+    for (const auto& v : j["dropped_per_epoch"]) total += v.get<uint64_t>();
+    return std::to_string(total);
+  });
+  row("duplicated (all epochs)", [](const nlohmann::json& j) {
+    uint64_t total = 0;
+    for (const auto& v : j["duplicated_per_epoch"]) total += v.get<uint64_t>();
+    return std::to_string(total);
+  });
+  row("lag-1 corr. of batch mean length", [](const nlohmann::json& j) {
+    return fmt::format("{:.3f}", j["lag1_batch_mean_length"].get<double>());
+  });
+  row("pairs batched together again", [](const nlohmann::json& j) {
+    return j["repeated_pair_share"].is_null() ? std::string("n/a")
+                                              : percent(j["repeated_pair_share"]);
+  });
+  row("planning time", [](const nlohmann::json& j) {
+    return fmt::format("{:.3f} s", j["plan_seconds"].get<double>());
+  });
+  return out;
+}
+
+std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  EVENFEED_CHECK(in.good(), "{}: cannot read the lengths file", path.string());
+  std::vector<uint64_t> lengths;
+  std::string line;
+  for (uint64_t number = 1; std::getline(in, line); ++number) {
+    const size_t begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos) continue;
+    const size_t end = line.find_last_not_of(" \t\r") + 1;
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(line.data() + begin, line.data() + end, value);
+    EVENFEED_CHECK(ec == std::errc() && ptr == line.data() + end,
+                   "{}:{}: '{}' is not an integer length", path.string(), number,
+                   line.substr(begin, end - begin));
+    EVENFEED_CHECK(value > 0,
+                   "{}:{}: length {} is not positive; every sample needs at least one token",
+                   path.string(), number, value);
+    lengths.push_back(static_cast<uint64_t>(value));
+  }
+  EVENFEED_CHECK(!lengths.empty(), "{}: no lengths found", path.string());
+  return lengths;
+}
+
+}  // namespace evenfeed::cli

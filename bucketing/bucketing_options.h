@@ -30,7 +30,10 @@ struct BucketingOptions {
   // worth of samples away, but never across more than `noise_cap` in log length. Wide
   // for short samples (many per batch, most pairs), zero for samples alone in a batch.
   double noise = 8;
-  double noise_cap = 0.04;
+  double noise_cap = 0.05;
+  // Every sample that shares a batch may move at least this far (log length), so batch
+  // composition changes between epochs for long samples too.
+  double noise_floor = 0.015;
   // Batches whose costs lie within this fraction of a step's most expensive batch
   // share that step; the rest of the step is completed with batches cut to its level
   // from the shortest samples.

@@ -1,8 +1,10 @@
 #include "bucketing/plan_metrics.h"
 
 #include <algorithm>
+
 #include <cmath>
 #include <limits>
+#include "core/quantile.h"
 
 namespace evenfeed {
 namespace {
@@ -13,9 +15,7 @@ ImbalanceSummary summarize(std::vector<double> values) {
   ImbalanceSummary s;
   if (values.empty()) return s;
   std::sort(values.begin(), values.end());
-  auto at = [&](double q) {
-    return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)];
-  };
+  auto at = [&](double q) { return quantile_of_sorted(values, q); };
   double sum = 0;
   for (double v : values) sum += v;
   s.mean = sum / static_cast<double>(values.size());

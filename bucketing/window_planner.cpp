@@ -11,6 +11,8 @@ namespace evenfeed {
 // Samples per batch at or above which a sample is a filler: fine enough grain to cut
 // a batch to any cost level within a few percent.
 static constexpr uint64_t kFillerPerBatch = 16;
+// The widest sort noise any sample gets, in log length.
+static constexpr double kMaxNoise = 3.0;
 // Seeded shuffles tried when choosing a window's step order.
 static constexpr int kOrderTries = 32;
 
@@ -59,8 +61,12 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
                                 : a.id < b.id;
   };
   std::sort(entries.begin(), entries.end(), by_length);
-  // Noise width: the log-length gap to the neighbour `noise` batches further up,
-  // capped, and zero for samples that fill a batch alone.
+  // Noise width: the log-length gap to the neighbour `noise` batches further up, capped
+  // in proportion to how many samples share a batch at this length (relative to the
+  // window's median): padding is paid per token and pairs per sample, so short, cheap
+  // samples get wide noise and samples that fill a batch alone get none.
+  const double median_per_batch =
+      entries.empty() ? 1.0 : static_cast<double>(per_batch(entries[entries.size() / 2].length));
   std::vector<double> keys(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     const uint64_t n = per_batch(entries[i].length);
@@ -68,8 +74,11 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
     if (n > 1) {
       const size_t j =
           std::min(entries.size() - 1, i + static_cast<size_t>(std::ceil(options_.noise * n)));
-      width = std::min(options_.noise_cap, std::log(static_cast<double>(entries[j].length)) -
-                                               std::log(static_cast<double>(entries[i].length)));
+      const double widened =
+          options_.noise_cap * std::pow(static_cast<double>(n) / median_per_batch, 1.5);
+      const double cap = std::min(kMaxNoise, std::max(options_.noise_floor, widened));
+      width = std::min(cap, std::log(static_cast<double>(entries[j].length)) -
+                                std::log(static_cast<double>(entries[i].length)));
     }
     CounterRng rng(seed_, RngStream::kSortNoise, epoch_, entries[i].id);
     keys[i] = std::log(static_cast<double>(entries[i].length)) + rng.uniform() * width;

@@ -92,13 +92,7 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   };
   auto source_name = [&](uint64_t i) { return sources.inputs[i].source; };
   run_conversion(sources.inputs.size(), prepare, source_name, writer, options, report);
-  EVENFEED_CHECK(writer.samples() > 0,
-                 "{}: none of the {} inputs could be stored (first problem: {}: {})", src.string(),
-                 report.inputs, report.skipped.front().source, report.skipped.front().reason);
-  Manifest manifest = writer.commit();
-  report.payload_bytes = manifest.total_bytes;
-  report.shards = manifest.shards.size();
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  commit_conversion(writer, src, "inputs", start, report);
   return report;
 }
 

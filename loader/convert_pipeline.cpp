@@ -89,4 +89,15 @@ void run_conversion(uint64_t count, const PrepareFn& prepare, const SourceNameFn
   report.samples = writer.samples();
 }
 
+void commit_conversion(DatasetWriter& writer, const std::filesystem::path& src, const char* noun,
+                       std::chrono::steady_clock::time_point start, ConvertReport& report) {
+  EVENFEED_CHECK(writer.samples() > 0,
+                 "{}: none of the {} {} could be stored (first problem: {}: {})", src.string(),
+                 report.inputs, noun, report.skipped.front().source, report.skipped.front().reason);
+  Manifest manifest = writer.commit();
+  report.payload_bytes = manifest.total_bytes;
+  report.shards = manifest.shards.size();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace evenfeed

@@ -110,13 +110,7 @@ ConvertReport convert_tokens(const std::filesystem::path& src, const std::filesy
   };
   auto source_name = [&](uint64_t i) { return source->source_name(i); };
   run_conversion(source->size(), prepare, source_name, writer, options, report);
-  EVENFEED_CHECK(
-      writer.samples() > 0, "{}: none of the {} documents could be stored (first problem: {}: {})",
-      src.string(), report.inputs, report.skipped.front().source, report.skipped.front().reason);
-  Manifest manifest = writer.commit();
-  report.payload_bytes = manifest.total_bytes;
-  report.shards = manifest.shards.size();
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  commit_conversion(writer, src, "documents", start, report);
   return report;
 }
 

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+
 #include <cstring>
 #include <numeric>
+#include "core/quantile.h"
 
 #include "core/checksum.h"
 #include "core/error.h"
@@ -39,9 +41,7 @@ Percentiles percentiles(std::vector<uint64_t> values) {
   Percentiles p;
   if (values.empty()) return p;
   std::sort(values.begin(), values.end());
-  auto at = [&](double q) {
-    return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)];
-  };
+  auto at = [&](double q) { return quantile_of_sorted(values, q); };
   p.min = values.front();
   p.max = values.back();
   p.p50 = at(0.5);

@@ -20,3 +20,5 @@ echo "== token corpus: 20,000 long-tailed documents (demo/tokens)"
 $ef synth tokens demo/tokens.jsonl --count 20000 --seed 1 --force
 $ef convert tokens demo/tokens.jsonl demo/tokens --force
 $ef inspect demo/tokens
+echo "== planning the token corpus for 8 ranks, 16k tokens per rank, beside the baselines"
+$ef plan demo/tokens --world-size 8 --tokens-per-rank 16384 --epochs 2

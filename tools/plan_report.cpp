@@ -154,6 +154,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
     report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);
   }
   report["evenfeed"] = plan_ours(lengths, r);
+
   if (!r.baselines) return report;
   const uint64_t batch =
       !r.bucketing ? r.sampler_options.batch_size

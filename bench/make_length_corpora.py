@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Real length distributions from text found on a Debian machine, for `evenfeed plan`.
+
+  python3 bench/make_length_corpora.py OUTDIR
+
+Writes one length per line (whitespace-separated words per document) for:
+  code_files.txt         C/C++ headers, Python and CMake sources, one document per file
+  doc_paragraphs.txt     paragraphs of man pages and /usr/share/doc texts
+  changelog_entries.txt  entries of Debian package changelogs
+Counts depend on what is installed; BENCHMARKS.md records the counts seen."""
+import glob, gzip, os, re, sys
+
+
+def words(text):
+    return len(text.split())
+
+
+def read(path):
+    try:
+        raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
+        return raw.decode("utf-8", "replace")
+    except Exception:
+        return None
+
+
+def code_files():
+    roots = ["/usr/include", "/usr/lib/python3"] + glob.glob("/usr/lib/python3.*") + glob.glob("/usr/share/cmake-*")
+    for root in roots:
+        for d, _, files in os.walk(root):
+            for f in files:
+                if f.endswith((".h", ".hpp", ".hh", ".hxx", ".py", ".cmake")):
+                    t = read(os.path.join(d, f))
+                    if t and words(t):
+                        yield words(t)
+
+
+def doc_paragraphs():
+    for p in glob.glob("/usr/share/man/**/*.gz", recursive=True) + glob.glob("/usr/share/doc/**/*", recursive=True):
+        if os.path.isdir(p) or "changelog" in p:
+            continue
+        t = read(p)
+        for para in re.split(r"\n\s*\n", t or ""):
+            if words(para):
+                yield words(para)
+
+
+def changelog_entries():
+    for p in glob.glob("/usr/share/doc/*/changelog*.gz"):
+        for entry in re.split(r"\n(?=\S+ \([^)]*\) )", read(p) or ""):
+            if words(entry):
+                yield words(entry)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    os.makedirs(out, exist_ok=True)
+    for name, gen in (("code_files", code_files), ("doc_paragraphs", doc_paragraphs),
+                      ("changelog_entries", changelog_entries)):
+        lengths = list(gen())
+        with open(os.path.join(out, name + ".txt"), "w") as f:
+            f.write("\n".join(map(str, lengths)) + "\n")
+        s = sorted(lengths)
+        print(f"{name}: {len(s)} documents, median {s[len(s) // 2]}, mean {sum(s) / len(s):.1f}, "
+              f"p99 {s[int(len(s) * 0.99)]}, max {s[-1]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,8 @@
 int run(int argc, char** argv) {
   using namespace evenfeed;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s N [world_size] [tokens_per_rank] [linear|quadratic]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s N [world_size] [tokens_per_rank] [linear|quadratic]\n",
+                 argv[0]);
     return 2;
   }
   const uint64_t n = std::strtoull(argv[1], nullptr, 10);
@@ -34,15 +35,17 @@ int run(int argc, char** argv) {
     ++steps;
     for (const RankBatch& b : step.ranks) samples += b.samples.size();
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
-      "{\"bench\":\"plan\",\"samples\":%llu,\"served\":%llu,\"world_size\":%u,\"cost\":\"%s\",\"steps\":%llu,"
+      "{\"bench\":\"plan\",\"samples\":%llu,\"served\":%llu,\"world_size\":%u,\"cost\":\"%s\","
+      "\"steps\":%llu,"
       "\"seconds\":%.3f,\"samples_per_s\":%.0f,\"peak_rss_mb\":%.1f}\n",
       static_cast<unsigned long long>(n), static_cast<unsigned long long>(samples), world,
-      cost_kind_name(o.cost.kind), static_cast<unsigned long long>(steps), seconds, static_cast<double>(n) / seconds,
-      usage.ru_maxrss / 1024.0);
+      cost_kind_name(o.cost.kind), static_cast<unsigned long long>(steps), seconds,
+      static_cast<double>(n) / seconds, usage.ru_maxrss / 1024.0);
   return samples == n ? 0 : 1;
 }
 

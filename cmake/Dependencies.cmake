@@ -8,6 +8,10 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(MPI REQUIRED COMPONENTS C)
 find_package(PNG REQUIRED)
+find_package(JPEG REQUIRED)  # libjpeg-turbo's libjpeg API, for partial (cropped) decoding
+# libyuv (antialiased SIMD resizing) ships no CMake or pkg-config file.
+find_path(LIBYUV_INCLUDE_DIR libyuv/scale_argb.h REQUIRED)
+find_library(LIBYUV_LIBRARY yuv REQUIRED)
 pkg_check_modules(LMDB REQUIRED IMPORTED_TARGET lmdb)
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)

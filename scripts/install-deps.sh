@@ -16,6 +16,7 @@ packages=(
   libfmt-dev                      # formatting
   libxxhash-dev                   # payload and shard checksums (XXH3-64)
   libpng-dev                      # --reencode of PNG sources, PNG batch dumps
+  libyuv-dev                      # antialiased SIMD image resizing in the loader
   libopenblas-dev                 # trainer's CPU GEMM
 )
 

@@ -16,5 +16,6 @@ void add_inspect(CLI::App& app, Runner& run);
 void add_verify(CLI::App& app, Runner& run);
 void add_synth(CLI::App& app, Runner& run);
 void add_plan(CLI::App& app, Runner& run);
+void add_bench(CLI::App& app, Runner& run);
 
 }  // namespace evenfeed::cli

@@ -20,7 +20,8 @@ struct JpegSpec {
   int pixel_format = TJPF_RGB;  // TJPF_GRAY for greyscale, TJPF_CMYK for CMYK
   bool progressive = false;
   int quality = 90;
-  uint64_t seed = 1;  // picture content
+  uint64_t seed = 1;    // picture content
+  bool smooth = false;  // gradients and a disc (photo-like) instead of sharp ramps
 };
 
 std::vector<std::byte> make_jpeg(const JpegSpec& spec);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -29,6 +30,22 @@ TempDir::~TempDir() {
 }
 
 namespace {
+std::vector<unsigned char> smooth_picture(int width, int height, int channels) {
+  std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * channels);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const double dx = x - width * 0.5, dy = y - height * 0.45, r = 0.3 * std::min(width, height);
+      const bool disc = dx * dx + dy * dy < r * r;
+      for (int c = 0; c < channels; ++c) {
+        const double v = disc ? 40 + 50 * c : 255.0 * (x + c * y) / (width + c * height);
+        pixels[(static_cast<size_t>(y) * width + x) * channels + c] =
+            static_cast<unsigned char>(std::clamp(v, 0.0, 255.0));
+      }
+    }
+  }
+  return pixels;
+}
+
 std::vector<unsigned char> picture(int width, int height, int channels, uint64_t seed) {
   std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * channels);
   CounterRng rng(seed, RngStream::kSynth, 9, 0);
@@ -47,7 +64,8 @@ std::vector<unsigned char> picture(int width, int height, int channels, uint64_t
 
 std::vector<std::byte> make_jpeg(const JpegSpec& s) {
   tjhandle h = tjInitCompress();
-  auto pixels = picture(s.width, s.height, tjPixelSize[s.pixel_format], s.seed);
+  auto pixels = s.smooth ? smooth_picture(s.width, s.height, tjPixelSize[s.pixel_format])
+                         : picture(s.width, s.height, tjPixelSize[s.pixel_format], s.seed);
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
   int subsampling = s.pixel_format == TJPF_GRAY ? TJSAMP_GRAY : s.subsampling;

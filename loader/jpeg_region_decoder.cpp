@@ -1,0 +1,151 @@
+#include "loader/jpeg_region_decoder.h"
+
+#include <csetjmp>
+#include <cstdio>
+// jpeglib.h needs FILE and size_t declared first.
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace evenfeed {
+namespace {
+
+// libjpeg reports errors through a callback that must not return: we longjmp back to
+// the call site. Warnings (corrupt data, premature end) are treated as errors too, so
+// a damaged image is never silently used.
+struct ErrorManager {
+  jpeg_error_mgr base;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void on_error(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+void on_message(j_common_ptr cinfo, int level) {
+  if (level < 0) on_error(cinfo);  // a warning: corrupt or truncated data
+}
+
+// The DCT scale denominators with SIMD IDCTs, coarsest first.
+constexpr int kDenominators[] = {8, 4, 2, 1};
+
+}  // namespace
+
+struct JpegRegionDecoder::State {
+  jpeg_decompress_struct cinfo{};
+  ErrorManager err{};
+  std::vector<uint8_t> buffer;  // decoded rows; grows to the largest region, then reused
+  std::vector<uint8_t> cmyk_row;
+};
+
+JpegRegionDecoder::JpegRegionDecoder() : state_(std::make_unique<State>()) {
+  state_->cinfo.err = jpeg_std_error(&state_->err.base);
+  state_->err.base.error_exit = on_error;
+  state_->err.base.emit_message = on_message;
+  jpeg_create_decompress(&state_->cinfo);
+}
+
+JpegRegionDecoder::~JpegRegionDecoder() {
+  jpeg_destroy_decompress(&state_->cinfo);
+}
+
+std::optional<std::string> JpegRegionDecoder::read_size(std::span<const std::byte> jpeg, int& width,
+                                                        int& height) {
+  jpeg_decompress_struct& c = state_->cinfo;
+  if (setjmp(state_->err.jump)) {
+    jpeg_abort_decompress(&c);
+    return std::string("corrupt JPEG: ") + state_->err.message;
+  }
+  jpeg_mem_src(&c, reinterpret_cast<const unsigned char*>(jpeg.data()),
+               static_cast<unsigned long>(jpeg.size()));
+  jpeg_read_header(&c, TRUE);
+  width = static_cast<int>(c.image_width);
+  height = static_cast<int>(c.image_height);
+  jpeg_abort_decompress(&c);
+  return std::nullopt;
+}
+
+std::optional<std::string> JpegRegionDecoder::decode(std::span<const std::byte> jpeg,
+                                                     const CropBox& crop, int out_width,
+                                                     int out_height, DecodedRegion& region) {
+  State& s = *state_;
+  jpeg_decompress_struct& c = s.cinfo;
+  if (setjmp(s.err.jump)) {
+    jpeg_abort_decompress(&c);
+    std::string message = s.err.message;
+    if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
+    return "corrupt JPEG: " + message;
+  }
+  jpeg_mem_src(&c, reinterpret_cast<const unsigned char*>(jpeg.data()),
+               static_cast<unsigned long>(jpeg.size()));
+  jpeg_read_header(&c, TRUE);
+  const bool cmyk = c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK;
+  c.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBX;
+  c.do_fancy_upsampling = TRUE;  // keeps merged upsampling (and its skip bug) out
+  c.dct_method = JDCT_ISLOW;
+  // The coarsest scale at which the crop still has at least the output's pixels.
+  int denominator = 1;
+  for (int d : kDenominators) {
+    if (crop.width / d >= out_width && crop.height / d >= out_height) {
+      denominator = d;
+      break;
+    }
+  }
+  c.scale_num = 1;
+  c.scale_denom = static_cast<unsigned int>(denominator);
+  jpeg_start_decompress(&c);
+  const double d = denominator;
+  // Columns: one extra on each side (the crop-edge trap), widened by libjpeg to iMCUs.
+  const int full_width = static_cast<int>(c.output_width),
+            full_height = static_cast<int>(c.output_height);
+  const int x0 = std::clamp(static_cast<int>(std::floor(crop.x / d)) - 1, 0, full_width - 1);
+  const int x1 =
+      std::clamp(static_cast<int>(std::ceil((crop.x + crop.width) / d)) + 1, x0 + 1, full_width);
+  JDIMENSION x_offset = static_cast<JDIMENSION>(x0), columns = static_cast<JDIMENSION>(x1 - x0);
+  if (x0 > 0 || x1 < full_width) jpeg_crop_scanline(&c, &x_offset, &columns);
+  const int y0 = std::clamp(static_cast<int>(std::floor(crop.y / d)) - 1, 0, full_height - 1);
+  const int y1 =
+      std::clamp(static_cast<int>(std::ceil((crop.y + crop.height) / d)) + 1, y0 + 1, full_height);
+  if (y0 > 0) jpeg_skip_scanlines(&c, static_cast<JDIMENSION>(y0));
+  const size_t stride = static_cast<size_t>(c.output_width) * 4;
+  const int rows = y1 - y0;
+  if (s.buffer.size() < stride * static_cast<size_t>(rows))
+    s.buffer.resize(stride * static_cast<size_t>(rows));
+  for (int r = 0; r < rows;) {
+    JSAMPROW row = s.buffer.data() + stride * static_cast<size_t>(r);
+    r += static_cast<int>(jpeg_read_scanlines(&c, &row, 1));
+  }
+  if (cmyk) {
+    // Adobe CMYK/YCCK JPEGs store inverted inks, so R = C * K / 255 and so on.
+    for (int r = 0; r < rows; ++r) {
+      uint8_t* p = s.buffer.data() + stride * static_cast<size_t>(r);
+      for (size_t k = 0; k < c.output_width; ++k, p += 4) {
+        const unsigned key = p[3];
+        p[0] = static_cast<uint8_t>(p[0] * key / 255);
+        p[1] = static_cast<uint8_t>(p[1] * key / 255);
+        p[2] = static_cast<uint8_t>(p[2] * key / 255);
+        p[3] = 255;
+      }
+    }
+  }
+  // Stop here: the rows below the crop are never decoded.
+  jpeg_abort_decompress(&c);
+  region.pixels = s.buffer.data();
+  region.width = static_cast<int>(c.output_width);
+  region.height = rows;
+  region.stride = stride;
+  region.x = crop.x / d - static_cast<double>(x_offset);
+  region.y = crop.y / d - y0;
+  region.crop_width = crop.width / d;
+  region.crop_height = crop.height / d;
+  region.scale_denominator = denominator;
+  return std::nullopt;
+}
+
+}  // namespace evenfeed

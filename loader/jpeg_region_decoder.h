@@ -1,0 +1,54 @@
+// Decodes only what a crop needs. For each image: the smallest power-of-two DCT scale
+// (1/8, 1/4, 1/2, 1, the scales with SIMD IDCTs) whose output still covers the crop at
+// the target size, then only the crop's columns (jpeg_crop_scanline) and rows (skip the
+// rows above, stop after the last), as RGBX. Greyscale becomes RGB, CMYK/YCCK is
+// converted to RGB. One decoder per thread; it is reused from image to image.
+//
+// Traps in libjpeg-turbo 2.1.5 this avoids: merged upsampling with jpeg_skip_scanlines
+// on a reused object is a use-after-free, so fancy upsampling stays on (which disables
+// merged upsampling); and jpeg_crop_scanline with fancy upsampling alters the crop's
+// outermost columns, so one extra column is decoded on each side and left unused.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loader/crop.h"
+
+namespace evenfeed {
+
+struct DecodedRegion {
+  const uint8_t* pixels = nullptr;  // RGBX, `stride` bytes per row
+  int width = 0, height = 0;
+  size_t stride = 0;
+  // The crop within the region, in region pixels (after DCT scaling).
+  double x = 0, y = 0, crop_width = 0, crop_height = 0;
+  int scale_denominator = 1;
+};
+
+class JpegRegionDecoder {
+ public:
+  JpegRegionDecoder();
+  ~JpegRegionDecoder();
+  JpegRegionDecoder(const JpegRegionDecoder&) = delete;
+  JpegRegionDecoder& operator=(const JpegRegionDecoder&) = delete;
+
+  // Reads the image size from the header only.
+  std::optional<std::string> read_size(std::span<const std::byte> jpeg, int& width, int& height);
+  // Decodes the part of `jpeg` that covers `crop` (source pixels) for an output of
+  // out_width x out_height. Returns the problem (corrupt or truncated data) or nothing;
+  // `region` points into this decoder's buffer until the next call.
+  std::optional<std::string> decode(std::span<const std::byte> jpeg, const CropBox& crop,
+                                    int out_width, int out_height, DecodedRegion& region);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace evenfeed

@@ -26,6 +26,10 @@ struct ConvertOptions {
   bool force = false;
   // Images: entropy-decode every JPEG to catch truncated or corrupt files (on by default).
   bool check_decode = true;
+  // Images: rewrite progressive JPEGs as baseline, losslessly (the DCT coefficients are
+  // copied, so decoded pixels are identical). Baseline lets the loader decode only the
+  // rows a crop needs; a progressive image must be entropy-decoded whole first.
+  bool baseline = true;
   // Images: accept PNG, BMP and PPM sources by encoding them as JPEG at `quality`.
   bool reencode = false;
   int quality = 95;
@@ -54,6 +58,7 @@ struct ConvertReport {
   size_t shards = 0;
   std::vector<SkippedInput> skipped;
   std::vector<std::string> warnings;
+  uint64_t rewritten_as_baseline = 0;
   double seconds = 0;
 };
 

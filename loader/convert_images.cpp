@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <tbb/enumerable_thread_specific.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <memory>
 
 #include "core/error.h"
@@ -20,7 +22,9 @@ namespace {
 // Per-thread state: TurboJPEG handles are not thread-safe, and buffers are reused.
 struct ImageScratch {
   TjHandle decompressor{TjHandle::Mode::kDecompress};
-  std::unique_ptr<TjHandle> compressor;  // only with --reencode
+  std::unique_ptr<TjHandle> compressor;   // only with --reencode
+  std::unique_ptr<TjHandle> transformer;  // progressive -> baseline
+  std::vector<std::byte> baseline;
   std::vector<std::byte> file;
   std::vector<std::byte> reencoded;
   std::vector<unsigned char> pixels;
@@ -51,6 +55,28 @@ std::optional<std::string> jpeg_bytes_of(const ImageInput& input, const ConvertO
   return std::nullopt;
 }
 
+// The same image as a baseline JPEG: coefficients copied, markers kept. Returns the
+// problem or nothing with `jpeg` pointing at the rewritten bytes.
+std::optional<std::string> rewrite_as_baseline(ImageScratch& s, std::span<const std::byte>& jpeg) {
+  if (!s.transformer) s.transformer = std::make_unique<TjHandle>(TjHandle::Mode::kTransform);
+  tjtransform transform{};
+  transform.op = TJXOP_NONE;
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  if (tjTransform(s.transformer->get(), reinterpret_cast<const unsigned char*>(jpeg.data()),
+                  jpeg.size(), 1, &out, &size, &transform, 0) != 0) {
+    std::string message = tjGetErrorStr2(s.transformer->get());
+    tjFree(out);
+    s.transformer->reset();
+    return "cannot rewrite the progressive JPEG as baseline: " + message;
+  }
+  s.baseline.resize(size);
+  std::memcpy(s.baseline.data(), out, size);
+  tjFree(out);
+  jpeg = s.baseline;
+  return std::nullopt;
+}
+
 }  // namespace
 
 ConvertReport convert_images(const std::filesystem::path& src, const std::filesystem::path& out,
@@ -76,6 +102,7 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   DatasetWriter writer(out, writer_options);
 
   tbb::enumerable_thread_specific<ImageScratch> scratch;
+  std::atomic<uint64_t> rewritten{0};
   auto prepare = [&](uint64_t i, PreparedSample& sample) -> std::optional<std::string> {
     ImageScratch& s = scratch.local();
     const ImageInput& input = sources.inputs[i];
@@ -84,6 +111,10 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
     JpegInfo info;
     if (auto problem = probe_jpeg(s.decompressor, jpeg, options.check_decode, info, s.pixels))
       return problem;
+    if (info.progressive && options.baseline) {
+      if (auto problem = rewrite_as_baseline(s, jpeg)) return problem;
+      ++rewritten;
+    }
     const uint64_t length = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
     encode_record(RecordKind::kJpeg, input.label, length, jpeg, sample.record);
     sample.entry = {length, input.label, static_cast<uint32_t>(info.width),
@@ -93,6 +124,7 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   auto source_name = [&](uint64_t i) { return sources.inputs[i].source; };
   run_conversion(sources.inputs.size(), prepare, source_name, writer, options, report);
   commit_conversion(writer, src, "inputs", start, report);
+  report.rewritten_as_baseline = rewritten;
   return report;
 }
 

@@ -36,12 +36,21 @@ const ShardReader& Dataset::shard(uint32_t shard) const {
     const ShardEntry& entry = manifest_.shards[shard];
     try {
       slot.reader = std::make_unique<ShardReader>(dir_ / entry.file, entry.bytes);
+      slot.opened.store(true, std::memory_order_release);
     } catch (const Error& e) {
       slot.error = e.what();
     }
   });
   if (!slot.reader) throw Error(slot.error);
   return *slot.reader;
+}
+
+void Dataset::release_resident_pages() const {
+  for (size_t s = 0; s < manifest_.shards.size(); ++s) {
+    ShardSlot& slot = shards_[s];
+    // Only shards already opened (the flag is set after the reader is complete).
+    if (slot.opened.load(std::memory_order_acquire)) slot.reader->release_resident_pages();
+  }
 }
 
 RecordKind Dataset::expected_record_kind() const {

@@ -6,6 +6,7 @@
 
 #include <lmdb.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -68,6 +69,10 @@ class Dataset {
   // As try_read, but throws an Error naming the sample, shard and source.
   RecordView read(ReadSession& session, uint64_t id, bool verify_checksum = false) const;
 
+  // Drops the opened shards' pages from the resident set (see ShardReader), so a
+  // reader's memory does not grow with the dataset it has touched.
+  void release_resident_pages() const;
+
   // "sample 12 (shard-00000.lmdb, source cats/1.jpg)": for error messages.
   std::string describe(uint64_t id) const;
   RecordKind expected_record_kind() const;
@@ -77,6 +82,7 @@ class Dataset {
     std::once_flag once;
     std::unique_ptr<ShardReader> reader;
     std::string error;
+    std::atomic<bool> opened{false};  // reader is set and may be used without call_once
   };
 
   std::filesystem::path dir_;

@@ -66,7 +66,8 @@ struct Batch::Slot {
   std::vector<uint8_t> mask;
   uint32_t max_length = 0;
   std::exception_ptr error;
-  bool ready = false;  // guarded by Impl::mutex
+  std::atomic<bool> ready{false};
+  tbb::task_group group;  // the one task filling this slot
 };
 
 // Per-thread state: a read transaction per shard, a JPEG decoder, resize scratch.
@@ -83,9 +84,10 @@ struct Loader::Impl {
         options(o),
         epoch(e),
         source(std::move(s)),
-        // No slot reserved for external threads: the consumer never joins the work,
-        // so with one reserved slot a one-thread arena would have no worker at all.
-        arena(o.threads > 0 ? o.threads : tbb::info::default_concurrency(), 0),
+        // One slot is reserved for the consumer: it joins the work while it waits in
+        // next(), so `threads` threads decode whenever the consumer is waiting, and
+        // threads - 1 while it computes. No oversubscription, no idle waiting.
+        arena(o.threads > 0 ? o.threads : tbb::info::default_concurrency(), 1),
         workers([&d] { return Worker(d); }) {}
 
   const Dataset& dataset;
@@ -93,14 +95,12 @@ struct Loader::Impl {
   uint32_t epoch;
   BatchSource source;
   tbb::task_arena arena;
-  tbb::task_group group;
   tbb::enumerable_thread_specific<Worker> workers;
   std::vector<std::unique_ptr<Batch::Slot>> slots;
   std::deque<Batch::Slot*> free_slots, in_order;
   uint64_t launched = 0;
   bool source_done = false, stopping = false;
-  std::mutex mutex;
-  std::condition_variable cv;
+  std::mutex mutex;  // guards the slot queues and the source
   // Statistics (nanoseconds summed over threads).
   std::atomic<uint64_t> read_ns{0}, decode_ns{0}, resize_ns{0}, collate_ns{0}, wait_ns{0};
   std::atomic<uint64_t> bytes_read{0}, substituted{0}, samples{0}, batches{0}, ready_sum{0},
@@ -125,7 +125,7 @@ void Loader::Impl::launch_more() {
     slot->ready = false;
     slot->error = nullptr;
     in_order.push_back(slot);
-    arena.execute([this, slot] { group.run([this, slot] { fill(slot); }); });
+    arena.execute([this, slot] { slot->group.run([this, slot] { fill(slot); }); });
   }
 }
 
@@ -241,16 +241,13 @@ void Loader::Impl::fill(Batch::Slot* slot) {
       if (slot->replaced[i] != kNoSubstitute)
         slot->substitutions.emplace_back(i, slot->replaced[i]);
     }
+    if (options.release_pages) dataset.release_resident_pages();
     samples += n;
     ++batches;
   } catch (...) {
     slot->error = std::current_exception();
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    slot->ready = true;
-  }
-  cv.notify_all();
+  slot->ready.store(true, std::memory_order_release);
 }
 
 Loader::Loader(const Dataset& dataset, const LoaderOptions& options, uint32_t epoch,
@@ -270,7 +267,7 @@ Loader::~Loader() {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->stopping = true;
   }
-  impl_->arena.execute([this] { impl_->group.wait(); });
+  for (auto& slot : impl_->slots) impl_->arena.execute([&] { slot->group.wait(); });
 }
 
 std::optional<Batch> Loader::next() {
@@ -287,17 +284,21 @@ std::optional<Batch> Loader::next() {
     return std::nullopt;
   }
   Batch::Slot* slot = m.in_order.front();
-  uint64_t ready = 0;
-  for (const Batch::Slot* s : m.in_order) ready += s->ready;
+  m.in_order.pop_front();
+  uint64_t ready = slot->ready.load();
+  for (const Batch::Slot* s : m.in_order) ready += s->ready.load();
   m.ready_sum += ready;
   ++m.next_calls;
+  lock.unlock();
+  // Wait by working: the consumer thread joins the arena and runs loader tasks until
+  // this slot's batch is done.
   const auto start = Clock::now();
-  m.cv.wait(lock, [slot] { return slot->ready; });
+  m.arena.execute([slot] { slot->group.wait(); });
   m.wait_ns += nanoseconds_since(start);
-  m.in_order.pop_front();
   if (slot->error) {
-    m.free_slots.push_back(slot);
-    std::rethrow_exception(slot->error);
+    std::exception_ptr error = slot->error;
+    release(slot);
+    std::rethrow_exception(error);
   }
   return Batch(this, slot);
 }

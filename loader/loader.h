@@ -10,11 +10,12 @@
 // large batch still uses all cores. At most `prefetch` batches are in flight: each
 // owns a slot from a fixed pool of page-aligned buffers, and a slot is reused only after
 // the consumer drops the Batch holding it. This bounds memory and gives backpressure
-// when the consumer is slow. No TBB worker ever waits; only next() does.
+// when the consumer is slow. No TBB worker ever blocks; a consumer waiting in next()
+// works on the loader's tasks meanwhile (TBB's task_group::wait), so all `threads`
+// threads decode while it waits.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,6 +45,10 @@ struct LoaderOptions {
   ImageOutput image;  // size and layout of image batches
   BadRecordPolicy on_bad = BadRecordPolicy::kFail;
   bool verify_checksums = false;  // check each payload's XXH3 as it is read
+  // After each batch, drop the dataset's mapped pages from this process (madvise
+  // DONTNEED): they stay in the page cache, but the loader's resident memory no longer
+  // grows with the dataset it has read. Off only to measure the difference.
+  bool release_pages = true;
 };
 
 // Yields this rank's next batch (sample ids, and validity flags when some slots are

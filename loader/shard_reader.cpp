@@ -1,8 +1,11 @@
 #include "loader/shard_reader.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "core/error.h"
@@ -33,6 +36,7 @@ ShardReader::ShardReader(std::filesystem::path path, uint64_t expected_bytes)
     int rc = mdb_dbi_open(txn, nullptr, 0, &dbi_);
     mdb_txn_abort(txn);
     LMDB_CHECK(rc, where);
+    find_mapping(static_cast<uint64_t>(st.st_ino));
   } catch (...) {
     mdb_env_close(env_);
     env_ = nullptr;
@@ -68,6 +72,30 @@ uint64_t ShardReader::entries() const {
   mdb_txn_abort(txn);
   LMDB_CHECK(rc, path_.string());
   return stat.ms_entries;
+}
+
+void ShardReader::release_resident_pages() const {
+  if (map_begin_ != nullptr) ::madvise(map_begin_, map_bytes_, MADV_DONTNEED);
+}
+
+// LMDB does not tell where it mapped the file (mdb_env_info's address is the meta
+// page's fixed-map hint), so find the mapping of this file's inode in /proc/self/maps.
+void ShardReader::find_mapping(uint64_t inode) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long begin = 0, end = 0, offset = 0, node = 0;
+    char perms[8] = {}, device[16] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %15s %llu", &begin, &end, perms, &offset,
+                    device, &node) != 6) {
+      continue;
+    }
+    if (node == inode && offset == 0) {
+      map_begin_ = reinterpret_cast<void*>(begin);
+      map_bytes_ = static_cast<size_t>(end - begin);
+      return;
+    }
+  }
 }
 
 }  // namespace evenfeed

@@ -14,7 +14,7 @@ namespace {
 
 struct ConvertFlags {
   std::string src, out, on_error = "fail";
-  bool json = false, no_check_decode = false;
+  bool json = false, no_check_decode = false, keep_progressive = false;
   int64_t eot = -1, vocab_size = -1;
   ConvertOptions options;
 };
@@ -61,6 +61,7 @@ int print_report(const ConvertReport& r, bool json) {
 void finish_flags(ConvertFlags& f, Progress& progress) {
   f.options.on_error = f.on_error == "skip" ? OnError::kSkip : OnError::kFail;
   f.options.check_decode = !f.no_check_decode;
+  f.options.baseline = !f.keep_progressive;
   if (f.eot >= 0) f.options.eot = static_cast<uint32_t>(f.eot);
   if (f.vocab_size > 0) f.options.vocab_size = static_cast<uint64_t>(f.vocab_size);
   f.options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };

@@ -2,7 +2,13 @@
 # root, and the sanitizers when EVENFEED_SANITIZE is on.
 set(EVENFEED_SANITIZER_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
                              -fno-sanitize-recover=undefined)
-if(EVENFEED_SANITIZE)
+if(EVENFEED_SANITIZE AND EVENFEED_TSAN)
+  message(FATAL_ERROR "EVENFEED_SANITIZE (ASan+UBSan) and EVENFEED_TSAN cannot be combined; pick one")
+endif()
+if(EVENFEED_TSAN)
+  set(EVENFEED_SANITIZER_FLAGS -fsanitize=thread -fno-omit-frame-pointer)
+endif()
+if(EVENFEED_SANITIZE OR EVENFEED_TSAN)
   add_link_options(${EVENFEED_SANITIZER_FLAGS})
 endif()
 
@@ -14,7 +20,7 @@ function(evenfeed_target_defaults target)
     list(APPEND cxx_warnings -Werror)
   endif()
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${cxx_warnings}>)
-  if(EVENFEED_SANITIZE)
+  if(EVENFEED_SANITIZE OR EVENFEED_TSAN)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${EVENFEED_SANITIZER_FLAGS}>)
   endif()
 endfunction()

@@ -37,6 +37,23 @@ constexpr int kDenominators[] = {8, 4, 2, 1};
 
 }  // namespace
 
+int dct_denominator(const CropBox& crop, int out_width, int out_height) {
+  for (int d : kDenominators) {
+    if (crop.width / d >= out_width && crop.height / d >= out_height) return d;
+  }
+  return 1;
+}
+
+CropBox snap_to_dct_grid(const CropBox& crop, int d, int width, int height) {
+  auto snap = [d](int v) { return (v + d / 2) / d * d; };
+  CropBox out = crop;
+  out.x = std::min(snap(crop.x), std::max(0, (width - d) / d * d));
+  out.y = std::min(snap(crop.y), std::max(0, (height - d) / d * d));
+  out.width = std::clamp(snap(crop.width), d, std::max(d, (width - out.x) / d * d));
+  out.height = std::clamp(snap(crop.height), d, std::max(d, (height - out.y) / d * d));
+  return out;
+}
+
 struct JpegRegionDecoder::State {
   jpeg_decompress_struct cinfo{};
   ErrorManager err{};
@@ -89,14 +106,7 @@ std::optional<std::string> JpegRegionDecoder::decode(std::span<const std::byte> 
   c.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBX;
   c.do_fancy_upsampling = TRUE;  // keeps merged upsampling (and its skip bug) out
   c.dct_method = JDCT_ISLOW;
-  // The coarsest scale at which the crop still has at least the output's pixels.
-  int denominator = 1;
-  for (int d : kDenominators) {
-    if (crop.width / d >= out_width && crop.height / d >= out_height) {
-      denominator = d;
-      break;
-    }
-  }
+  const int denominator = dct_denominator(crop, out_width, out_height);
   c.scale_num = 1;
   c.scale_denom = static_cast<unsigned int>(denominator);
   jpeg_start_decompress(&c);

@@ -31,6 +31,15 @@ struct DecodedRegion {
   int scale_denominator = 1;
 };
 
+// The DCT scale denominator (1, 2, 4 or 8) decode() uses for this crop and output: the
+// coarsest at which the crop still has at least the output's pixels.
+int dct_denominator(const CropBox& crop, int out_width, int out_height);
+
+// The crop moved to whole pixels of the 1/d-scaled image (origin and size multiples of
+// d, within width x height), so the decoded region holds it exactly and the resize needs
+// no sub-pixel placement. Moves each edge by at most d/2 source pixels.
+CropBox snap_to_dct_grid(const CropBox& crop, int d, int width, int height);
+
 class JpegRegionDecoder {
  public:
   JpegRegionDecoder();

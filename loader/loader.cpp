@@ -165,9 +165,13 @@ std::optional<std::string> Loader::Impl::load(Worker& w, Batch::Slot* slot, size
   }
   const IndexEntry entry = dataset.index().entry(id);
   const int width = static_cast<int>(entry.width), height = static_cast<int>(entry.height);
-  const CropBox crop = options.mode == AugmentMode::kTrain
-                           ? random_resized_crop(width, height, options.seed, epoch, id)
-                           : center_crop(width, height);
+  const CropBox chosen = options.mode == AugmentMode::kTrain
+                             ? random_resized_crop(width, height, options.seed, epoch, id)
+                             : center_crop(width, height);
+  // On the grid of the DCT scale it will be decoded at, so the output is exactly a
+  // resize of the crop the batch reports.
+  const int size = options.image.size;
+  const CropBox crop = snap_to_dct_grid(chosen, dct_denominator(chosen, size, size), width, height);
   slot->crops[i] = crop;
   start = Clock::now();
   DecodedRegion region;

@@ -34,8 +34,8 @@ struct Served {
 };
 
 // Serves up to `limit` steps, checking each one's shape and budget.
-Served serve(TokenBudgetPlanner& planner, const std::vector<uint64_t>& lengths, const BucketingOptions& o,
-             uint32_t world, uint64_t limit = UINT64_MAX) {
+Served serve(TokenBudgetPlanner& planner, const std::vector<uint64_t>& lengths,
+             const BucketingOptions& o, uint32_t world, uint64_t limit = UINT64_MAX) {
   Served out;
   PlanStep step;
   while (out.steps < limit && planner.next(step)) {
@@ -45,8 +45,10 @@ Served serve(TokenBudgetPlanner& planner, const std::vector<uint64_t>& lengths, 
     for (const RankBatch& b : step.ranks) {
       EXPECT_TRUE(b.valid.empty());
       uint64_t longest = 0;
-      for (uint64_t id : b.samples) longest = std::max(longest, std::min(lengths[id], o.tokens_per_rank));
-      EXPECT_LE(o.cost.batch(b.samples.size(), longest), o.cost.budget(o.tokens_per_rank) * (1 + 1e-12));
+      for (uint64_t id : b.samples)
+        longest = std::max(longest, std::min(lengths[id], o.tokens_per_rank));
+      EXPECT_LE(o.cost.batch(b.samples.size(), longest),
+                o.cost.budget(o.tokens_per_rank) * (1 + 1e-12));
       if (o.max_batch_size > 0) {
         EXPECT_LE(b.samples.size(), o.max_batch_size);
       }
@@ -76,7 +78,8 @@ TEST(TokenBudgetPlanner, EverySampleExactlyOnceForManyShapes) {
           o.window = 1500;  // several windows, so carries are exercised
           TokenBudgetPlanner planner(source, o, world, {11, 0, {}});
           Served s = serve(planner, lengths, o, world);
-          SCOPED_TRACE(testing::Message() << "n=" << n << " world=" << world << " budget=" << budget);
+          SCOPED_TRACE(testing::Message()
+                       << "n=" << n << " world=" << world << " budget=" << budget);
           expect_exactly_once(s.samples, n);
           EXPECT_GE(s.steps, 1u);
         }
@@ -94,7 +97,8 @@ TEST(TokenBudgetPlanner, FewerSamplesThanRanksGiveOneStepWithEmptyBatches) {
   PlanStep step;
   ASSERT_TRUE(planner.next(step));
   EXPECT_EQ(step.ranks.size(), 8u);
-  EXPECT_EQ(std::count_if(step.ranks.begin(), step.ranks.end(), [](const RankBatch& b) { return !b.samples.empty(); }),
+  EXPECT_EQ(std::count_if(step.ranks.begin(), step.ranks.end(),
+                          [](const RankBatch& b) { return !b.samples.empty(); }),
             3);
   EXPECT_FALSE(planner.next(step));
 }

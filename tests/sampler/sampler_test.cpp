@@ -102,8 +102,8 @@ TEST(GlobalOrder, ShardBlocksKeepReadsInsideAWindowOfShards) {
 }
 
 // Serves the rest of the epoch, checking every step's shape; returns the real samples.
-std::vector<uint64_t> serve(DistributedSampler& sampler, uint32_t world, uint64_t batch, uint64_t* steps = nullptr,
-                            uint64_t limit = UINT64_MAX) {
+std::vector<uint64_t> serve(DistributedSampler& sampler, uint32_t world, uint64_t batch,
+                            uint64_t* steps = nullptr, uint64_t limit = UINT64_MAX) {
   std::vector<uint64_t> seen;
   PlanStep step;
   uint64_t served = 0;

@@ -20,7 +20,8 @@ const std::string kBin = testing::evenfeed_bin();
 
 std::string write_lengths(const testing::TempDir& tmp, size_t n) {
   std::string text;
-  for (size_t i = 0; i < n; ++i) text += std::to_string(1 + (i * 7919) % 97 + (i % 50 == 0 ? 400 : 0)) + "\n";
+  for (size_t i = 0; i < n; ++i)
+    text += std::to_string(1 + (i * 7919) % 97 + (i % 50 == 0 ? 400 : 0)) + "\n";
   testing::write_text(tmp / "lengths.txt", text);
   return (tmp / "lengths.txt").string();
 }
@@ -35,17 +36,20 @@ std::vector<nlohmann::json> read_dump(const fs::path& path) {
 TEST(PlanCli, ReportHasOursAndBothBaselines) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 500);
-  auto r = run_command(kBin + " plan --lengths " + lengths + " --world-size 4 --tokens-per-rank 512 --epochs 2 --json");
+  auto r = run_command(kBin + " plan --lengths " + lengths +
+                       " --world-size 4 --tokens-per-rank 512 --epochs 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  for (const char* k : {"evenfeed", "torch_distributed_sampler", "sorted_token_budget"}) ASSERT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"evenfeed", "torch_distributed_sampler", "sorted_token_budget"})
+    ASSERT_TRUE(j.contains(k)) << k;
   const auto& ours = j["evenfeed"];
   EXPECT_EQ(ours["dropped_per_epoch"], (std::vector<int>{0, 0}));
   EXPECT_EQ(ours["duplicated_per_epoch"], (std::vector<int>{0, 0}));
   EXPECT_EQ(ours["samples_seen_per_epoch"], (std::vector<int>{500, 500}));
   EXPECT_TRUE(ours["equal_step_counts_across_ranks"].get<bool>());
   EXPECT_FALSE(ours["repeated_pair_share"].is_null());
-  auto text = run_command(kBin + " plan --lengths " + lengths + " --world-size 4 --tokens-per-rank 512");
+  auto text =
+      run_command(kBin + " plan --lengths " + lengths + " --world-size 4 --tokens-per-rank 512");
   EXPECT_NE(text.out.find("padding waste"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("sorted budget"), std::string::npos) << text.out;
 }
@@ -54,7 +58,8 @@ TEST(PlanCli, DumpHasALinePerEpochStepAndRankCoveringEverySampleOnce) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 300);
   const fs::path dump = tmp / "plan.jsonl";
-  auto r = run_command(kBin + " plan --lengths " + lengths + " --world-size 8 --tokens-per-rank 600 --epochs 2 " +
+  auto r = run_command(kBin + " plan --lengths " + lengths +
+                       " --world-size 8 --tokens-per-rank 600 --epochs 2 " +
                        "--no-baselines --dump " + dump.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<int, std::multiset<uint64_t>> per_epoch;
@@ -76,8 +81,10 @@ TEST(PlanCli, PlainSamplerDumpMarksPaddingAndFewSamplesGiveEmptyRanks) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 10);
   const fs::path dump = tmp / "plan.jsonl";
-  ASSERT_EQ(run_command(kBin + " plan --lengths " + lengths + " --world-size 4 --batch-size 3 --epochs 1 --dump " +
-                        dump.string()).exit_code, 0);
+  ASSERT_EQ(run_command(kBin + " plan --lengths " + lengths +
+                        " --world-size 4 --batch-size 3 --epochs 1 --dump " + dump.string())
+                .exit_code,
+            0);
   size_t invalid = 0;
   for (const auto& line : read_dump(dump)) {
     if (line.contains("valid")) {
@@ -89,7 +96,9 @@ TEST(PlanCli, PlainSamplerDumpMarksPaddingAndFewSamplesGiveEmptyRanks) {
   const fs::path dump2 = tmp / "tiny.jsonl";
   testing::write_text(tmp / "three.txt", "5\n6\n7\n");
   ASSERT_EQ(run_command(kBin + " plan --lengths " + (tmp / "three.txt").string() +
-                        " --world-size 8 --tokens-per-rank 100 --dump " + dump2.string()).exit_code, 0);
+                        " --world-size 8 --tokens-per-rank 100 --dump " + dump2.string())
+                .exit_code,
+            0);
   auto lines = read_dump(dump2);
   ASSERT_EQ(lines.size(), 16u);  // 2 epochs x 1 step x 8 ranks
   size_t empty = 0;
@@ -101,8 +110,9 @@ TEST(PlanCli, ResumeDumpSwitchesWorldSizeWithoutLossOrRepeat) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 700);
   const fs::path dump = tmp / "plan.jsonl";
-  auto r = run_command(kBin + " plan --lengths " + lengths + " --world-size 4 --tokens-per-rank 520 --epochs 1 " +
-                       "--resume-at-step 5 --resume-world-size 3 --no-baselines --dump " + dump.string());
+  auto r = run_command(
+      kBin + " plan --lengths " + lengths + " --world-size 4 --tokens-per-rank 520 --epochs 1 " +
+      "--resume-at-step 5 --resume-world-size 3 --no-baselines --dump " + dump.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::multiset<uint64_t> ids;
   std::set<int> steps_before, steps_after;
@@ -127,17 +137,23 @@ TEST(PlanCli, ResumeDumpSwitchesWorldSizeWithoutLossOrRepeat) {
 TEST(PlanCli, BadInputIsOneClearLine) {
   testing::TempDir tmp;
   testing::write_text(tmp / "bad.txt", "5\n7\n0\n");
-  auto zero = run_command(kBin + " plan --lengths " + (tmp / "bad.txt").string() + " --tokens-per-rank 10");
+  auto zero =
+      run_command(kBin + " plan --lengths " + (tmp / "bad.txt").string() + " --tokens-per-rank 10");
   EXPECT_EQ(zero.exit_code, 1);
   EXPECT_NE(zero.err.find("bad.txt:3: length 0 is not positive"), std::string::npos) << zero.err;
   testing::write_text(tmp / "long.txt", "5\n7000\n");
-  auto oversize = run_command(kBin + " plan --lengths " + (tmp / "long.txt").string() + " --tokens-per-rank 100");
+  auto oversize = run_command(kBin + " plan --lengths " + (tmp / "long.txt").string() +
+                              " --tokens-per-rank 100");
   EXPECT_EQ(oversize.exit_code, 1);
   EXPECT_NE(oversize.err.find("sample 1 has length 7000"), std::string::npos) << oversize.err;
   EXPECT_EQ(run_command(kBin + " plan --lengths " + (tmp / "long.txt").string() +
-                        " --tokens-per-rank 100 --oversize truncate").exit_code, 0);
-  EXPECT_EQ(run_command(kBin + " plan --lengths " + (tmp / "long.txt").string() + " --world-size 0 --tokens-per-rank 9")
-                .exit_code, 2);
+                        " --tokens-per-rank 100 --oversize truncate")
+                .exit_code,
+            0);
+  EXPECT_EQ(run_command(kBin + " plan --lengths " + (tmp / "long.txt").string() +
+                        " --world-size 0 --tokens-per-rank 9")
+                .exit_code,
+            2);
   auto none = run_command(kBin + " plan --tokens-per-rank 9");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("exactly one of DIR"), std::string::npos) << none.err;
@@ -149,9 +165,13 @@ TEST(PlanCli, BadInputIsOneClearLine) {
 
 TEST(PlanCli, PlansATokenDatasetFromItsIndex) {
   testing::TempDir tmp;
-  ASSERT_EQ(run_command(kBin + " -q synth tokens " + (tmp / "t.jsonl").string() + " --count 400").exit_code, 0);
-  ASSERT_EQ(run_command(kBin + " -q convert tokens " + (tmp / "t.jsonl").string() + " " + (tmp / "ds").string() +
-                        " --shards 3").exit_code, 0);
+  ASSERT_EQ(run_command(kBin + " -q synth tokens " + (tmp / "t.jsonl").string() + " --count 400")
+                .exit_code,
+            0);
+  ASSERT_EQ(run_command(kBin + " -q convert tokens " + (tmp / "t.jsonl").string() + " " +
+                        (tmp / "ds").string() + " --shards 3")
+                .exit_code,
+            0);
   auto r = run_command(kBin + " plan " + (tmp / "ds").string() +
                        " --world-size 2 --tokens-per-rank 40000 --order shard-blocks --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -1,12 +1,14 @@
 #include "loader/loader.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -51,6 +53,14 @@ class AlignedBuffer {
   void* data_ = nullptr;
   size_t capacity_ = 0;
 };
+
+// Drops the pages under `bytes` from the resident set (they stay in the page cache).
+void release_pages(std::span<const std::byte> bytes) {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(bytes.data() + bytes.size());
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
 
 }  // namespace
 
@@ -179,6 +189,8 @@ std::optional<std::string> Loader::Impl::load(Worker& w, Batch::Slot* slot, size
           w.decoder.decode(view.payload, crop, options.image.size, options.image.size, region))
     return bad;
   decode_ns += nanoseconds_since(start);
+  // The payload is decoded: drop its pages now, not only at the end of the batch.
+  if (options.release_pages) release_pages(view.payload);
   start = Clock::now();
   resize_and_store(region, crop.flip, options.image, w.scratch,
                    slot->data.data() + i * options.image.sample_bytes());

@@ -119,9 +119,6 @@ void PlanMetrics::end_epoch() {
   duplicated_per_epoch_.push_back(duplicated);
   dropped_total_ += dropped;
   duplicated_total_ += duplicated;
-  if (steps_per_epoch_.size() > 1 && steps_per_epoch_.back() != steps_per_epoch_.front()) {
-    // Step counts may differ between epochs (token budgets); ranks never differ.
-  }
   const size_t n = step_means_.size();
   if (n >= 3) {
     const double m = mean_of(step_means_);

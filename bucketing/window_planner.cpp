@@ -67,7 +67,6 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
   // samples get wide noise and samples that fill a batch alone get none.
   const double median_per_batch =
       entries.empty() ? 1.0 : static_cast<double>(per_batch(entries[entries.size() / 2].length));
-  std::vector<double> keys(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     const uint64_t n = per_batch(entries[i].length);
     double width = 0;
@@ -81,9 +80,9 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
                                 std::log(static_cast<double>(entries[i].length)));
     }
     CounterRng rng(seed_, RngStream::kSortNoise, epoch_, entries[i].id);
-    keys[i] = std::log(static_cast<double>(entries[i].length)) + rng.uniform() * width;
+    // Only lengths are read above, so the key can be written in place.
+    entries[i].key = std::log(static_cast<double>(entries[i].length)) + rng.uniform() * width;
   }
-  for (size_t i = 0; i < entries.size(); ++i) entries[i].key = keys[i];
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
   });

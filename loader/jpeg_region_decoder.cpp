@@ -72,22 +72,6 @@ JpegRegionDecoder::~JpegRegionDecoder() {
   jpeg_destroy_decompress(&state_->cinfo);
 }
 
-std::optional<std::string> JpegRegionDecoder::read_size(std::span<const std::byte> jpeg, int& width,
-                                                        int& height) {
-  jpeg_decompress_struct& c = state_->cinfo;
-  if (setjmp(state_->err.jump)) {
-    jpeg_abort_decompress(&c);
-    return std::string("corrupt JPEG: ") + state_->err.message;
-  }
-  jpeg_mem_src(&c, reinterpret_cast<const unsigned char*>(jpeg.data()),
-               static_cast<unsigned long>(jpeg.size()));
-  jpeg_read_header(&c, TRUE);
-  width = static_cast<int>(c.image_width);
-  height = static_cast<int>(c.image_height);
-  jpeg_abort_decompress(&c);
-  return std::nullopt;
-}
-
 std::optional<std::string> JpegRegionDecoder::decode(std::span<const std::byte> jpeg,
                                                      const CropBox& crop, int out_width,
                                                      int out_height, DecodedRegion& region) {

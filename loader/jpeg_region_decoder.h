@@ -47,8 +47,6 @@ class JpegRegionDecoder {
   JpegRegionDecoder(const JpegRegionDecoder&) = delete;
   JpegRegionDecoder& operator=(const JpegRegionDecoder&) = delete;
 
-  // Reads the image size from the header only.
-  std::optional<std::string> read_size(std::span<const std::byte> jpeg, int& width, int& height);
   // Decodes the part of `jpeg` that covers `crop` (source pixels) for an output of
   // out_width x out_height. Returns the problem (corrupt or truncated data) or nothing;
   // `region` points into this decoder's buffer until the next call.

@@ -185,9 +185,7 @@ std::optional<std::string> Loader::Impl::load(Worker& w, Batch::Slot* slot, size
   slot->crops[i] = crop;
   start = Clock::now();
   DecodedRegion region;
-  if (auto bad =
-          w.decoder.decode(view.payload, crop, options.image.size, options.image.size, region))
-    return bad;
+  if (auto bad = w.decoder.decode(view.payload, crop, size, size, region)) return bad;
   decode_ns += nanoseconds_since(start);
   // The payload is decoded: drop its pages now, not only at the end of the batch.
   if (options.release_pages) release_pages(view.payload);

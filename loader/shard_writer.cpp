@@ -2,8 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cerrno>
-
 #include <string>
 
 #include "core/error.h"
@@ -12,28 +10,6 @@
 namespace evenfeed {
 namespace {
 constexpr uint64_t kInitialMapSize = uint64_t{64} << 20;
-}
-
-const char* lmdb_hint(int rc) {
-  switch (rc) {
-    case MDB_CORRUPTED:
-    case MDB_INVALID:
-    case MDB_PAGE_NOTFOUND:
-      return "; the shard is damaged: run `evenfeed verify` and re-convert the dataset";
-    case MDB_VERSION_MISMATCH:
-      return "; the shard was written by an incompatible LMDB";
-    case ENOSPC:
-    case EFBIG:
-      return "; the disk is full or a file-size limit was reached: free space or write elsewhere";
-    case EIO:
-      return "; a write to disk failed: the disk may be full or failing (check `df`), free space "
-             "or write "
-             "elsewhere";
-    case ENOENT:
-      return "; the file is missing";
-    default:
-      return "";
-  }
 }
 
 void encode_sample_key(uint64_t id, unsigned char key[8]) {

@@ -112,7 +112,6 @@ class MegatronSource : public MappedTokenSource {
     for (const fs::path& idx_path : idx_paths) add_pair(idx_path);
   }
   const char* format() const override { return "megatron"; }
-  uint64_t declared_max_id() const override { return max_id_; }
 
   std::optional<std::string> read(uint64_t i, std::vector<uint32_t>& tokens,
                                   int32_t& label) const override {
@@ -168,12 +167,6 @@ class MegatronSource : public MappedTokenSource {
                    where, code);
     widths_.push_back(kWidth[code]);
     signed_.push_back(code == 2 || code == 3);
-    max_id_ = std::max<uint64_t>(max_id_, code == 1   ? 255
-                                          : code == 8 ? 65535
-                                          : code == 2 ? 127
-                                          : code == 3 ? 32767
-                                                      : 0);
-    if (code == 4 || code == 5) max_id_ = UINT64_MAX;  // must scan
     const uint64_t sequences = load<uint64_t>(b.data() + 18);
     EVENFEED_CHECK(sequences <= (b.size() - kHeader) / 12,
                    "{}: index claims {} sequences but is only {} bytes", where, sequences,
@@ -197,7 +190,6 @@ class MegatronSource : public MappedTokenSource {
 
   std::vector<int> widths_;
   std::vector<bool> signed_;
-  uint64_t max_id_ = 0;
 };
 
 // ---- llm.c token shards ---------------------------------------------------------
@@ -210,7 +202,6 @@ class LlmcSource : public MappedTokenSource {
     for (const fs::path& p : paths) add_file(p, eot);
   }
   const char* format() const override { return "llmc"; }
-  uint64_t declared_max_id() const override { return any_u32_ ? UINT32_MAX : 65535; }
 
   std::optional<std::string> read(uint64_t i, std::vector<uint32_t>& tokens,
                                   int32_t& label) const override {
@@ -237,7 +228,6 @@ class LlmcSource : public MappedTokenSource {
     if (magic == 20240801 && version == 7) width = 4;
     EVENFEED_CHECK(width > 0, "{}: not an llm.c token file (magic {}, version {})", where, magic,
                    version);
-    any_u32_ = any_u32_ || width == 4;
     widths_.push_back(width);
     const uint64_t count = static_cast<uint32_t>(load<int32_t>(b.data() + 8));
     EVENFEED_CHECK(
@@ -259,7 +249,6 @@ class LlmcSource : public MappedTokenSource {
   }
 
   std::vector<int> widths_;
-  bool any_u32_ = false;
 };
 
 std::vector<fs::path> files_with(const fs::path& dir,

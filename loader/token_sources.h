@@ -30,9 +30,6 @@ class TokenSource {
                                           int32_t& label) const = 0;
   // Bytes of input, for shard sizing.
   virtual uint64_t input_bytes() const = 0;
-  // Largest id the format can hold (65535 when the file declares 16-bit tokens), or 0
-  // when the ids must be scanned to know.
-  virtual uint64_t declared_max_id() const { return 0; }
 };
 
 // SRC is a file or a directory of files of one format. `format` is "auto" (by file

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/philox.h"
+#include "cuda/pinned_memory.h"
 #include "loader/jpeg_region_decoder.h"
 
 namespace evenfeed {
@@ -33,27 +34,6 @@ uint64_t nanoseconds_since(Clock::time_point start) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
 }
 
-// Page-aligned memory that only grows, so a slot stops allocating once it has held
-// its largest batch. (The CUDA issue swaps in pinned memory here.)
-class AlignedBuffer {
- public:
-  ~AlignedBuffer() { std::free(data_); }
-  void reserve(size_t bytes) {
-    if (bytes <= capacity_) return;
-    std::free(data_);
-    data_ = nullptr;
-    const size_t rounded = (bytes + 4095) / 4096 * 4096;
-    if (posix_memalign(&data_, 4096, rounded) != 0)
-      fail("out of memory allocating a {} byte batch slot", rounded);
-    capacity_ = rounded;
-  }
-  uint8_t* data() const { return static_cast<uint8_t*>(data_); }
-
- private:
-  void* data_ = nullptr;
-  size_t capacity_ = 0;
-};
-
 // Drops the pages under `bytes` from the resident set (they stay in the page cache).
 void release_pages(std::span<const std::byte> bytes) {
   static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
@@ -65,13 +45,14 @@ void release_pages(std::span<const std::byte> bytes) {
 }  // namespace
 
 struct Batch::Slot {
+  explicit Slot(bool pin) : data(pin) {}
   uint64_t index = 0;
   RankBatch ids;
   std::vector<int32_t> labels;
   std::vector<CropBox> crops;
   std::vector<uint64_t> replaced;  // original id per position, or kNoSubstitute
   std::vector<std::pair<size_t, uint64_t>> substitutions;
-  AlignedBuffer data;
+  PinnedBuffer data;  // pinned when a GPU is visible, so its copy to the device is async
   std::vector<uint32_t> lengths;
   std::vector<uint8_t> mask;
   uint32_t max_length = 0;
@@ -271,7 +252,7 @@ Loader::Loader(const Dataset& dataset, const LoaderOptions& options, uint32_t ep
   EVENFEED_CHECK(options.image.size >= 1, "image size must be at least 1, got {}",
                  options.image.size);
   for (int k = 0; k < options.prefetch; ++k) {
-    impl_->slots.push_back(std::make_unique<Batch::Slot>());
+    impl_->slots.push_back(std::make_unique<Batch::Slot>(options.pin_memory));
     impl_->free_slots.push_back(impl_->slots.back().get());
   }
 }

@@ -49,6 +49,9 @@ struct LoaderOptions {
   // DONTNEED): they stay in the page cache, but the loader's resident memory no longer
   // grows with the dataset it has read. Off only to measure the difference.
   bool release_pages = true;
+  // Batch slots in page-locked memory when a GPU is visible (cuda/pinned_memory.h), so
+  // the device feeder's copies run asynchronously; ordinary memory otherwise.
+  bool pin_memory = true;
 };
 
 // Yields this rank's next batch (sample ids, and validity flags when some slots are

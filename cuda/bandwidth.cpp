@@ -26,7 +26,8 @@ double time_copies(void* device, const void* host, size_t bytes, int repeats, Gp
 }  // namespace
 
 H2dBandwidth measure_h2d(int device, size_t bytes, int repeats) {
-  EVENFEED_CHECK(gpu_visible(), "measuring host-to-device bandwidth needs a GPU, and none is visible");
+  EVENFEED_CHECK(gpu_visible(),
+                 "measuring host-to-device bandwidth needs a GPU, and none is visible");
   EVENFEED_CHECK(bytes > 0 && repeats > 0, "bandwidth test needs bytes and repeats above 0");
   gpu_set_device(device);
   GpuStream stream = gpu_stream_create();

@@ -11,7 +11,9 @@ namespace {
 // Parts start at this alignment in a device buffer, enough for any vector load.
 constexpr size_t kPartAlignment = 256;
 
-size_t align_up(size_t value) { return (value + kPartAlignment - 1) / kPartAlignment * kPartAlignment; }
+size_t align_up(size_t value) {
+  return (value + kPartAlignment - 1) / kPartAlignment * kPartAlignment;
+}
 
 }  // namespace
 
@@ -109,7 +111,8 @@ void DeviceFeeder::reclaim_host_batches() {
 
 void DeviceFeeder::top_up() {
   while (!source_done_ && in_flight_.size() < static_cast<size_t>(options_.depth)) {
-    const bool free_slot = std::any_of(ring_.begin(), ring_.end(), [](auto& s) { return !s->busy; });
+    const bool free_slot =
+        std::any_of(ring_.begin(), ring_.end(), [](auto& s) { return !s->busy; });
     if (!free_slot) return;
     std::optional<HostBatch> host = source_();
     if (!host) {
@@ -164,7 +167,9 @@ void DeviceFeeder::give_back(int ring_slot) {
   slot.busy = false;
 }
 
-DeviceBatch::DeviceBatch(DeviceBatch&& other) noexcept { *this = std::move(other); }
+DeviceBatch::DeviceBatch(DeviceBatch&& other) noexcept {
+  *this = std::move(other);
+}
 
 DeviceBatch& DeviceBatch::operator=(DeviceBatch&& other) noexcept {
   if (this == &other) return *this;
@@ -178,7 +183,9 @@ DeviceBatch& DeviceBatch::operator=(DeviceBatch&& other) noexcept {
   return *this;
 }
 
-DeviceBatch::~DeviceBatch() { release(); }
+DeviceBatch::~DeviceBatch() {
+  release();
+}
 
 void DeviceBatch::release() {
   if (feeder_ == nullptr) return;

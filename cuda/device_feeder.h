@@ -45,7 +45,7 @@ struct FeederOptions {
 
 struct FeederStats {
   uint64_t batches = 0;
-  uint64_t bytes_copied = 0;        // 0 in pass-through
+  uint64_t bytes_copied = 0;           // 0 in pass-through
   uint64_t host_batches_released = 0;  // owners dropped once their copy finished
 };
 
@@ -112,8 +112,8 @@ class DeviceFeeder {
   bool source_done_ = false;
   GpuStream copy_stream_ = nullptr;
   std::vector<std::unique_ptr<RingSlot>> ring_;
-  std::vector<InFlight> in_flight_;        // copies started, not yet handed out
-  std::vector<InFlight> awaiting_release_; // handed out, host memory still being read
+  std::vector<InFlight> in_flight_;         // copies started, not yet handed out
+  std::vector<InFlight> awaiting_release_;  // handed out, host memory still being read
   FeederStats stats_;
 };
 

@@ -29,7 +29,9 @@ bool gpu_visible() {
   return visible;
 }
 
-void gpu_set_device(int device) { CUDA_CHECK(cudaSetDevice(device)); }
+void gpu_set_device(int device) {
+  CUDA_CHECK(cudaSetDevice(device));
+}
 
 void* gpu_host_alloc(size_t bytes) {
   void* pointer = nullptr;
@@ -100,12 +102,14 @@ void gpu_event_synchronize(GpuEvent event) {
 
 float gpu_event_elapsed_ms(GpuEvent start, GpuEvent end) {
   float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)));
+  CUDA_CHECK(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)));
   return ms;
 }
 
 void gpu_stream_wait(GpuStream stream, GpuEvent event) {
-  CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0));
+  CUDA_CHECK(
+      cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0));
 }
 
 void gpu_copy_to_device_async(void* device, const void* host, size_t bytes, GpuStream stream) {

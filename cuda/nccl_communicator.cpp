@@ -14,9 +14,9 @@ using Clock = std::chrono::steady_clock;
 // Work objects, which abort it on error.
 struct NcclState {
   ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;           // communication stream
-  cudaStream_t compute = nullptr;          // the caller's compute stream
-  cudaEvent_t compute_ready = nullptr;     // recorded on compute before each collective
+  cudaStream_t stream = nullptr;        // communication stream
+  cudaStream_t compute = nullptr;       // the caller's compute stream
+  cudaEvent_t compute_ready = nullptr;  // recorded on compute before each collective
   int rank = 0, world_size = 1;
   bool aborted = false;
   std::string broken;
@@ -34,13 +34,15 @@ struct NcclState {
   }
 
   // Waits for a non-blocking NCCL call to settle, aborting at the deadline.
-  void settle(const std::string& what, Clock::time_point deadline, std::chrono::milliseconds timeout) {
+  void settle(const std::string& what, Clock::time_point deadline,
+              std::chrono::milliseconds timeout) {
     for (;;) {
       ncclResult_t state = ncclSuccess;
       NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
       if (state == ncclSuccess) return;
-      if (state != ncclInProgress) abort_with(fmt::format("{} failed on rank {} of {}: {}", what, rank,
-                                                          world_size, ncclGetErrorString(state)));
+      if (state != ncclInProgress)
+        abort_with(fmt::format("{} failed on rank {} of {}: {}", what, rank, world_size,
+                               ncclGetErrorString(state)));
       if (Clock::now() > deadline) abort_with(timeout_message(what, timeout));
       std::this_thread::yield();
     }
@@ -48,7 +50,8 @@ struct NcclState {
 
   std::string timeout_message(const std::string& what, std::chrono::milliseconds timeout) const {
     return fmt::format(
-        "{} timed out after {:.1f} s on rank {} of {}: a peer rank died, hung, or did not issue the "
+        "{} timed out after {:.1f} s on rank {} of {}: a peer rank died, hung, or did not issue "
+        "the "
         "same collective; NCCL was aborted (the timeout is --comm-timeout)",
         what, timeout.count() / 1000.0, rank, world_size);
   }
@@ -66,7 +69,9 @@ struct NcclState {
 class NcclWork : public Work {
  public:
   NcclWork(std::shared_ptr<NcclState> state, std::string what, std::chrono::milliseconds timeout)
-      : state_(std::move(state)), what_(std::move(what)), timeout_(timeout),
+      : state_(std::move(state)),
+        what_(std::move(what)),
+        timeout_(timeout),
         deadline_(Clock::now() + timeout) {
     CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventRecord(done_, state_->stream));
@@ -109,7 +114,9 @@ class NcclWork : public Work {
   bool finished_ = false;
 };
 
-ncclDataType_t nccl_type(DataType type) { return type == DataType::kFloat32 ? ncclFloat32 : ncclBfloat16; }
+ncclDataType_t nccl_type(DataType type) {
+  return type == DataType::kFloat32 ? ncclFloat32 : ncclBfloat16;
+}
 
 class NcclCommunicator : public Communicator {
  public:
@@ -120,8 +127,10 @@ class NcclCommunicator : public Communicator {
   std::string backend() const override { return "nccl"; }
   bool device_buffers() const override { return true; }
 
-  std::unique_ptr<Work> all_reduce(void* data, size_t count, const AllReduceOptions& options) override {
-    const std::string what = fmt::format("all_reduce of {} {}", count, data_type_name(options.type));
+  std::unique_ptr<Work> all_reduce(void* data, size_t count,
+                                   const AllReduceOptions& options) override {
+    const std::string what =
+        fmt::format("all_reduce of {} {}", count, data_type_name(options.type));
     if (count == 0) return completed_work();
     return launch(what, options, [&] {
       return ncclAllReduce(data, data, count, nccl_type(options.type),
@@ -129,12 +138,16 @@ class NcclCommunicator : public Communicator {
                            state_->stream);
     });
   }
-  std::unique_ptr<Work> broadcast(void* data, size_t bytes, const BroadcastOptions& options) override {
+  std::unique_ptr<Work> broadcast(void* data, size_t bytes,
+                                  const BroadcastOptions& options) override {
     EVENFEED_CHECK(options.root >= 0 && options.root < world_size(),
-                   "broadcast root {} is not a rank of this world of {}", options.root, world_size());
-    return launch(fmt::format("broadcast of {} bytes from rank {}", bytes, options.root), options, [&] {
-      return ncclBroadcast(data, data, bytes, ncclUint8, options.root, state_->comm, state_->stream);
-    });
+                   "broadcast root {} is not a rank of this world of {}", options.root,
+                   world_size());
+    return launch(fmt::format("broadcast of {} bytes from rank {}", bytes, options.root), options,
+                  [&] {
+                    return ncclBroadcast(data, data, bytes, ncclUint8, options.root, state_->comm,
+                                         state_->stream);
+                  });
   }
   std::unique_ptr<Work> all_gather(const void* sent, void* received, size_t bytes,
                                    const AllGatherOptions& options) override {
@@ -145,7 +158,8 @@ class NcclCommunicator : public Communicator {
   std::unique_ptr<Work> barrier(const BarrierOptions& options) override {
     if (scratch_ == nullptr) CUDA_CHECK(cudaMalloc(&scratch_, sizeof(float)));
     return launch("barrier", options, [&] {
-      return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, state_->comm, state_->stream);
+      return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, state_->comm,
+                           state_->stream);
     });
   }
   ~NcclCommunicator() override {
@@ -154,7 +168,8 @@ class NcclCommunicator : public Communicator {
 
  private:
   template <typename Call>
-  std::unique_ptr<Work> launch(const std::string& what, const CollectiveOptions& options, Call call) {
+  std::unique_ptr<Work> launch(const std::string& what, const CollectiveOptions& options,
+                               Call call) {
     if (!state_->broken.empty())
       throw Error("the communicator is unusable after an earlier failure: " + state_->broken);
     // The collective reads what the compute stream has produced so far.

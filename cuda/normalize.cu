@@ -15,8 +15,8 @@ struct KernelCoefficients {
 // writes coalesce; the reads stride by 3 bytes, which the L1 absorbs.
 template <typename Out>
 __global__ void normalize_kernel(const uint8_t* __restrict__ nhwc, size_t total, int height,
-                                 int width, const uint8_t* __restrict__ flip,
-                                 KernelCoefficients k, Out* __restrict__ out) {
+                                 int width, const uint8_t* __restrict__ flip, KernelCoefficients k,
+                                 Out* __restrict__ out) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
   const size_t plane = static_cast<size_t>(height) * width;
@@ -24,8 +24,8 @@ __global__ void normalize_kernel(const uint8_t* __restrict__ nhwc, size_t total,
   const int c = static_cast<int>((i / plane) % 3);
   const size_t n = i / (plane * 3);
   const size_t source_x = (flip != nullptr && flip[n] != 0) ? width - 1 - x : x;
-  const float value =
-      fmaf(static_cast<float>(nhwc[((n * height + y) * width + source_x) * 3 + c]), k.scale[c], k.bias[c]);
+  const float value = fmaf(static_cast<float>(nhwc[((n * height + y) * width + source_x) * 3 + c]),
+                           k.scale[c], k.bias[c]);
   if constexpr (sizeof(Out) == 4) {
     out[i] = value;
   } else {
@@ -36,7 +36,8 @@ __global__ void normalize_kernel(const uint8_t* __restrict__ nhwc, size_t total,
 }  // namespace
 
 void normalize_on_gpu(const uint8_t* nhwc, const ImageBatchShape& shape, const uint8_t* flip,
-                      const NormalizeParams& params, DataType out_type, void* out, GpuStream stream) {
+                      const NormalizeParams& params, DataType out_type, void* out,
+                      GpuStream stream) {
   const NormalizeCoefficients host = normalize_coefficients(params);
   KernelCoefficients k{};
   for (int c = 0; c < 3; ++c) {

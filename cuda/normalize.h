@@ -40,6 +40,7 @@ void normalize_reference(const uint8_t* nhwc, const ImageBatchShape& shape, cons
 
 // The same on device memory, queued on `stream`. Throws Error when no GPU is visible.
 void normalize_on_gpu(const uint8_t* nhwc, const ImageBatchShape& shape, const uint8_t* flip,
-                      const NormalizeParams& params, DataType out_type, void* out, GpuStream stream);
+                      const NormalizeParams& params, DataType out_type, void* out,
+                      GpuStream stream);
 
 }  // namespace evenfeed

@@ -4,10 +4,11 @@
 
 namespace evenfeed {
 
-void normalize_on_gpu(const uint8_t*, const ImageBatchShape&, const uint8_t*, const NormalizeParams&,
-                      DataType, void*, GpuStream) {
-  fail("normalize_on_gpu needs a GPU, but evenfeed was built without CUDA (nvcc not found); "
-       "use normalize_reference on the host");
+void normalize_on_gpu(const uint8_t*, const ImageBatchShape&, const uint8_t*,
+                      const NormalizeParams&, DataType, void*, GpuStream) {
+  fail(
+      "normalize_on_gpu needs a GPU, but evenfeed was built without CUDA (nvcc not found); "
+      "use normalize_reference on the host");
 }
 
 }  // namespace evenfeed

@@ -9,8 +9,8 @@ namespace evenfeed {
 NormalizeCoefficients normalize_coefficients(const NormalizeParams& params) {
   NormalizeCoefficients k;
   for (int c = 0; c < 3; ++c) {
-    EVENFEED_CHECK(params.std[c] > 0, "normalisation std of channel {} must be positive, got {}",
-                   c, params.std[c]);
+    EVENFEED_CHECK(params.std[c] > 0, "normalisation std of channel {} must be positive, got {}", c,
+                   params.std[c]);
     k.scale[c] = 1.0f / (255.0f * params.std[c]);
     k.bias[c] = -params.mean[c] / params.std[c];
   }

@@ -7,7 +7,9 @@
 
 namespace evenfeed {
 
-PinnedBuffer::~PinnedBuffer() { release(); }
+PinnedBuffer::~PinnedBuffer() {
+  release();
+}
 
 void PinnedBuffer::release() {
   if (pinned_) {

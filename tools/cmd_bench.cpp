@@ -184,7 +184,8 @@ int run_bench(const BenchFlags& f) {
 }  // namespace
 
 void add_bench(CLI::App& app, Runner& run) {
-  auto* bench = app.add_subcommand("bench", "Measure the loader");
+  auto* bench =
+      app.add_subcommand("bench", "Measure the loader, all-reduce and host-to-device copies");
   bench->require_subcommand(1);
   static BenchFlags f;
   auto* loader = bench->add_subcommand(
@@ -209,6 +210,7 @@ void add_bench(CLI::App& app, Runner& run) {
                    "Skip the plain full-size decode loop");
   loader->add_flag("--json", f.json, "Print one JSON object");
   loader->callback([&run] { run = [] { return run_bench(f); }; });
+  add_bench_comm(bench, run);
 }
 
 }  // namespace evenfeed::cli

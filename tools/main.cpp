@@ -28,7 +28,8 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
 int main(int argc, char** argv) {
   CLI::App app{
       "evenfeed: feed every GPU of a data-parallel job evenly.\n"
-      "Datasets: convert, inspect, verify, synth. Planning: plan. Measuring: bench. Run `evenfeed "
+      "Datasets: convert, inspect, verify, synth. Planning: plan. Measuring: bench, doctor. Run "
+      "`evenfeed "
       "COMMAND --help` "
       "for details."};
   app.set_version_flag("--version", "evenfeed " EVENFEED_VERSION);
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   evenfeed::cli::add_synth(app, run);
   evenfeed::cli::add_plan(app, run);
   evenfeed::cli::add_bench(app, run);
+  evenfeed::cli::add_doctor(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

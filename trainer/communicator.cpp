@@ -12,6 +12,8 @@ class CompletedWork : public Work {
 
 }  // namespace
 
-std::unique_ptr<Work> completed_work() { return std::make_unique<CompletedWork>(); }
+std::unique_ptr<Work> completed_work() {
+  return std::make_unique<CompletedWork>();
+}
 
 }  // namespace evenfeed

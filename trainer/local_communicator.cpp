@@ -11,7 +11,8 @@ std::unique_ptr<Work> LocalCommunicator::all_reduce(void*, size_t, const AllRedu
 }
 
 std::unique_ptr<Work> LocalCommunicator::broadcast(void*, size_t, const BroadcastOptions& options) {
-  EVENFEED_CHECK(options.root == 0, "broadcast root {} is not a rank of this world of 1", options.root);
+  EVENFEED_CHECK(options.root == 0, "broadcast root {} is not a rank of this world of 1",
+                 options.root);
   return completed_work();
 }
 
@@ -21,6 +22,8 @@ std::unique_ptr<Work> LocalCommunicator::all_gather(const void* sent, void* rece
   return completed_work();
 }
 
-std::unique_ptr<Work> LocalCommunicator::barrier(const BarrierOptions&) { return completed_work(); }
+std::unique_ptr<Work> LocalCommunicator::barrier(const BarrierOptions&) {
+  return completed_work();
+}
 
 }  // namespace evenfeed

@@ -16,11 +16,11 @@ std::string mpi_error_text(int code);
 
 }  // namespace evenfeed
 
-#define MPI_CHECK(call)                                                                   \
-  do {                                                                                    \
-    int mpi_rc_ = (call);                                                                 \
-    if (mpi_rc_ != MPI_SUCCESS) {                                                         \
+#define MPI_CHECK(call)                                                                         \
+  do {                                                                                          \
+    int mpi_rc_ = (call);                                                                       \
+    if (mpi_rc_ != MPI_SUCCESS) {                                                               \
       ::evenfeed::fail("MPI {} failed: {} ({}:{})", #call, ::evenfeed::mpi_error_text(mpi_rc_), \
-                       __FILE__, __LINE__);                                               \
-    }                                                                                     \
+                       __FILE__, __LINE__);                                                     \
+    }                                                                                           \
   } while (0)

@@ -95,7 +95,8 @@ bool MpiCommunicator::Engine::start(const std::shared_ptr<Operation>& op) {
     op->start(comm, op->requests);
     return true;
   } catch (const Error& e) {
-    const std::string reason = fmt::format("{} failed on rank {} of {}: {}", op->what, rank, world_size, e.what());
+    const std::string reason =
+        fmt::format("{} failed on rank {} of {}: {}", op->what, rank, world_size, e.what());
     break_with(reason);
     complete(*op, reason);
     return false;
@@ -278,7 +279,8 @@ std::unique_ptr<Work> MpiCommunicator::broadcast(void* data, size_t bytes,
     for (size_t offset = 0; offset < bytes; offset += kMaxChunk) {
       const int n = static_cast<int>(std::min(kMaxChunk, bytes - offset));
       MPI_Request& request = requests.emplace_back(MPI_REQUEST_NULL);
-      MPI_CHECK(MPI_Ibcast(static_cast<char*>(data) + offset, n, MPI_BYTE, options.root, comm, &request));
+      MPI_CHECK(
+          MPI_Ibcast(static_cast<char*>(data) + offset, n, MPI_BYTE, options.root, comm, &request));
     }
   };
   return submit(*engine_, std::move(op), options);

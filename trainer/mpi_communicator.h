@@ -32,7 +32,8 @@ class MpiCommunicator : public Communicator {
 
   std::unique_ptr<Work> all_reduce(void* data, size_t count,
                                    const AllReduceOptions& options) override;
-  std::unique_ptr<Work> broadcast(void* data, size_t bytes, const BroadcastOptions& options) override;
+  std::unique_ptr<Work> broadcast(void* data, size_t bytes,
+                                  const BroadcastOptions& options) override;
   std::unique_ptr<Work> all_gather(const void* sent, void* received, size_t bytes,
                                    const AllGatherOptions& options) override;
   std::unique_ptr<Work> barrier(const BarrierOptions& options) override;

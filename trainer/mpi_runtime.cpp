@@ -12,12 +12,14 @@ namespace evenfeed {
 std::string mpi_error_text(int code) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
-  if (MPI_Error_string(code, text.data(), &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  if (MPI_Error_string(code, text.data(), &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
   return std::string(text.data(), static_cast<size_t>(length));
 }
 
 bool launched_by_mpi() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_NUM_TASKS"}) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_NUM_TASKS"}) {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
@@ -40,7 +42,8 @@ std::vector<std::string> gather_hosts(const std::string& mine, int world_size) {
   MPI_CHECK(MPI_Allgather(sent.data(), kWidth, MPI_CHAR, received.data(), kWidth, MPI_CHAR,
                           MPI_COMM_WORLD));
   std::vector<std::string> hosts;
-  for (int r = 0; r < world_size; ++r) hosts.emplace_back(&received[static_cast<size_t>(r) * kWidth]);
+  for (int r = 0; r < world_size; ++r)
+    hosts.emplace_back(&received[static_cast<size_t>(r) * kWidth]);
   return hosts;
 }
 
@@ -55,16 +58,18 @@ MpiRuntime::MpiRuntime(bool force) : host_(host_name()), hosts_{host_} {
     if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
       fail("MPI_Init_thread failed; run under mpirun or srun, or without a launcher for one rank");
     if (provided < MPI_THREAD_SERIALIZED)
-      fail("this MPI library offers thread level {}, but evenfeed needs MPI_THREAD_SERIALIZED; "
-           "use an MPI built with thread support",
-           provided);
+      fail(
+          "this MPI library offers thread level {}, but evenfeed needs MPI_THREAD_SERIALIZED; "
+          "use an MPI built with thread support",
+          provided);
     active_ = true;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size_));
   MPI_Comm local = MPI_COMM_NULL;
-  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
+  MPI_CHECK(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
   MPI_CHECK(MPI_Comm_rank(local, &local_rank_));
   MPI_CHECK(MPI_Comm_size(local, &local_size_));
   MPI_Comm_free(&local);
@@ -81,7 +86,8 @@ std::string MpiRuntime::library_version() const {
   int length = 0;
   MPI_Get_library_version(text.data(), &length);
   std::string version(text.data(), static_cast<size_t>(length));
-  if (const size_t end = version.find_first_of(",\n"); end != std::string::npos) version.resize(end);
+  if (const size_t end = version.find_first_of(",\n"); end != std::string::npos)
+    version.resize(end);
   return version;
 }
 

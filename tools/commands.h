@@ -18,6 +18,7 @@ void add_synth(CLI::App& app, Runner& run);
 void add_plan(CLI::App& app, Runner& run);
 void add_bench(CLI::App& app, Runner& run);
 void add_doctor(CLI::App& app, Runner& run);
+void add_train(CLI::App& app, Runner& run);
 // bench allreduce and bench h2d, under the bench command.
 void add_bench_comm(CLI::App* bench, Runner& run);
 

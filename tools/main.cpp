@@ -28,7 +28,7 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
 int main(int argc, char** argv) {
   CLI::App app{
       "evenfeed: feed every GPU of a data-parallel job evenly.\n"
-      "Datasets: convert, inspect, verify, synth. Planning: plan. Measuring: bench, doctor. Run "
+      "Datasets: convert, inspect, verify, synth. Planning: plan. Training: train. Measuring: bench, doctor. Run "
       "`evenfeed "
       "COMMAND --help` "
       "for details."};
@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   evenfeed::cli::add_plan(app, run);
   evenfeed::cli::add_bench(app, run);
   evenfeed::cli::add_doctor(app, run);
+  evenfeed::cli::add_train(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,400 @@
+#include "trainer/trainer.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "bucketing/length_source.h"
+#include "bucketing/token_budget_planner.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/log.h"
+#include "cuda/normalize.h"
+#include "loader/dataset.h"
+#include "loader/loader.h"
+#include "sampler/distributed_sampler.h"
+#include "trainer/checkpoint.h"
+#include "trainer/model.h"
+
+namespace evenfeed {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// What every rank sends at each optimiser step: this step's sums and flags, and the
+// previous step's timings (the current step's are not known until it ends).
+struct Exchange {
+  double loss = 0, samples = 0, correct = 0, tokens = 0, padding = 0;
+  double nonfinite = 0, interrupted = 0;
+  RankStep previous;
+};
+
+// One epoch's plan for this dataset and these options, from a plan state.
+class PlanFactory {
+ public:
+  PlanFactory(const Dataset& dataset, const TrainOptions& options)
+      : dataset_(dataset), options_(options), lengths_(dataset.index().lengths()) {}
+
+  std::unique_ptr<StepPlanner> make(uint32_t world, const PlanState& state) const {
+    if (options_.tokens_per_rank > 0) {
+      BucketingOptions b;
+      b.tokens_per_rank = options_.tokens_per_rank;
+      return std::make_unique<TokenBudgetPlanner>(lengths_, b, world, state);
+    }
+    SamplerOptions s;
+    s.batch_size = options_.batch_size;
+    return std::make_unique<DistributedSampler>(dataset_.size(), world, s, state);
+  }
+  uint64_t count_steps(uint32_t world, const PlanState& state) const {
+    auto planner = make(world, state);
+    PlanStep step;
+    uint64_t n = 0;
+    while (planner->next(step)) ++n;
+    return n;
+  }
+
+ private:
+  const Dataset& dataset_;
+  const TrainOptions& options_;
+  SpanLengths lengths_;
+};
+
+int count_classes(const Dataset& dataset) {
+  int32_t top = -1;
+  for (int32_t label : dataset.index().labels()) top = std::max(top, label);
+  EVENFEED_CHECK(top >= 0, "{}: the dataset has no labels; the trainer's models are classifiers",
+                 dataset.dir().string());
+  return top + 1;
+}
+
+// The model input of a loaded batch; image pixels are normalised into `features`.
+ModelInput model_input(const Batch& batch, const Dataset& dataset, int image_size, std::vector<float>& features) {
+  ModelInput in;
+  in.count = batch.size();
+  in.labels = batch.labels().data();
+  in.valid = batch.valid().empty() ? nullptr : batch.valid().data();
+  if (dataset.manifest().kind == DatasetKind::kImage) {
+    features.resize(in.count * 3 * static_cast<size_t>(image_size) * image_size);
+    normalize_reference(batch.images_uint8(), {in.count, image_size, image_size}, nullptr, {},
+                        DataType::kFloat32, features.data());
+    in.features = features.data();
+  } else {
+    in.tokens = batch.tokens().data();
+    in.mask = batch.mask().data();
+    in.max_length = batch.max_length();
+  }
+  return in;
+}
+
+// Tokens and padding of a batch: token cells for token data, samples and padding
+// slots for images.
+std::pair<double, double> tokens_and_padding(const Batch& batch, bool tokens) {
+  double real = 0, cells = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const bool valid = batch.valid().empty() || batch.valid()[i] != 0;
+    if (tokens) {
+      real += valid ? batch.lengths()[i] : 0;
+      cells += batch.max_length();
+    } else {
+      real += valid ? 1 : 0;
+      cells += 1;
+    }
+  }
+  return {real, cells - real};
+}
+
+class Run {
+ public:
+  Run(const TrainOptions& options, Communicator& comm, int local_ranks)
+      : o_(options), comm_(comm), rank_(comm.rank()), world_(comm.world_size()),
+        dataset_(options.data), plans_(dataset_, options_), telemetry_(world_) {
+    openblas_set_num_threads(std::max(1, options.compute_threads));
+    const bool images = dataset_.manifest().kind == DatasetKind::kImage;
+    const std::string model = o_.model == "auto" ? (images ? "mlp" : "tokens") : o_.model;
+    EVENFEED_CHECK(model == (images ? "mlp" : "tokens"),
+                   "--model {} does not fit {} ({} dataset); use --model {}", model, o_.data,
+                   images ? "an image" : "a token", images ? "mlp" : "tokens");
+    const int classes = count_classes(dataset_);
+    model_ = images ? make_image_mlp(o_.image_size, o_.hidden, classes)
+                    : make_token_classifier(static_cast<uint32_t>(dataset_.manifest().vocab_size),
+                                            o_.embed_dim, o_.hidden, classes);
+    params_.resize(model_->parameter_count());
+    grads_.resize(params_.size());
+    loader_.threads = o_.loader_threads > 0
+                          ? o_.loader_threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks);
+    loader_.seed = o_.seed;
+    loader_.image.size = o_.image_size;
+    loader_.image.layout = ImageLayout::kUint8NHWC;
+    loader_.on_bad = o_.substitute_bad_records ? BadRecordPolicy::kSubstitute : BadRecordPolicy::kFail;
+    if (!o_.log.empty() && rank_ == 0) telemetry_.open_log(o_.log);
+  }
+
+  TrainResult execute(const std::function<void(const TrainProgress&)>& on_step);
+
+ private:
+  void plan_schedule();
+  void start_or_resume();
+  bool train_epoch(uint32_t epoch, PlanState state, const std::function<void(const TrainProgress&)>& on_step);
+  Exchange run_micro_steps(Loader& loader, uint64_t count, RankStep& timing, GradBuckets& buckets);
+  std::vector<Exchange> exchange(const Exchange& mine);
+  void check_finite(const std::vector<Exchange>& all) const;
+  void save_checkpoint(uint32_t epoch, const PlanState& state) const;
+  void evaluate(TrainResult& result);
+
+  TrainOptions o_;
+  const TrainOptions& options_ = o_;
+  Communicator& comm_;
+  int rank_, world_;
+  Dataset dataset_;
+  PlanFactory plans_;
+  Telemetry telemetry_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<float> params_, grads_, features_;
+  LoaderOptions loader_;
+  uint64_t step_ = 0;  // optimiser steps so far, all runs
+  uint32_t first_epoch_ = 0;
+  PlanState first_state_;
+  RankStep previous_;  // this rank's timings of the last step, not yet sent
+  bool have_previous_ = false;
+  TrainResult result_;
+  Clock::time_point start_ = Clock::now();
+};
+
+void Run::plan_schedule() {
+  uint64_t total = 0;
+  for (uint32_t e = 0; e < o_.epochs; ++e) {
+    const uint64_t micro = plans_.count_steps(static_cast<uint32_t>(world_), {o_.seed, e, {}});
+    total += (micro + o_.accum - 1) / o_.accum;
+  }
+  o_.optimizer.total_steps = std::max<uint64_t>(total, 1);
+  o_.optimizer.warmup_steps = static_cast<uint64_t>(o_.warmup_fraction * static_cast<double>(total));
+  optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_.size());
+}
+
+void Run::start_or_resume() {
+  first_state_ = {o_.seed, 0, {}};
+  const std::filesystem::path file = std::filesystem::path(o_.checkpoint_dir) / "checkpoint.evf";
+  if (!o_.resume) {
+    model_->initialize(params_, o_.seed);
+    return;
+  }
+  EVENFEED_CHECK(!o_.checkpoint_dir.empty(), "--resume needs --checkpoint-dir");
+  Checkpoint c = read_checkpoint(file);
+  EVENFEED_CHECK(c.meta.value("model", "") == model_->describe(),
+                 "{}: the checkpoint is of \"{}\", but these flags make \"{}\"; resume with the flags of "
+                 "the original run",
+                 file.string(), c.meta.value("model", ""), model_->describe());
+  EVENFEED_CHECK(c.arrays.size() == 1 + optimizer_->state().size() && c.arrays[0].size() == params_.size(),
+                 "{}: the checkpoint's optimiser or parameter count does not match --optimizer and the model",
+                 file.string());
+  params_ = std::move(c.arrays[0]);
+  for (size_t i = 0; i < optimizer_->state().size(); ++i) optimizer_->state()[i] = std::move(c.arrays[i + 1]);
+  step_ = c.meta.at("step").get<uint64_t>();
+  first_state_ = PlanState::from_json(c.meta.at("plan").dump());
+  first_epoch_ = first_state_.epoch;
+  log_info("resumed from {} at optimiser step {}, epoch {}, {} micro-steps into it", file.string(), step_,
+           first_epoch_, first_state_.steps_served());
+}
+
+void Run::save_checkpoint(uint32_t epoch, const PlanState& state) const {
+  if (rank_ != 0 || o_.checkpoint_dir.empty()) return;
+  std::filesystem::create_directories(o_.checkpoint_dir);
+  Checkpoint c;
+  c.meta = {{"version", 1},
+            {"model", model_->describe()},
+            {"parameters", params_.size()},
+            {"optimizer", o_.optimizer.kind == OptimizerKind::kSgd ? "sgd" : "adamw"},
+            {"seed", o_.seed},
+            {"step", step_},
+            {"epoch", epoch},
+            {"plan", nlohmann::json::parse(state.to_json())},
+            {"world_size", world_},
+            {"accum", o_.accum}};
+  c.arrays.push_back(params_);
+  for (const auto& s : optimizer_->state()) c.arrays.push_back(s);
+  write_checkpoint(std::filesystem::path(o_.checkpoint_dir) / "checkpoint.evf", c);
+}
+
+std::vector<Exchange> Run::exchange(const Exchange& mine) {
+  std::vector<Exchange> all(static_cast<size_t>(world_));
+  AllGatherOptions options;
+  options.timeout = o_.timeout;
+  comm_.all_gather(&mine, all.data(), sizeof(Exchange), options)->wait();
+  return all;
+}
+
+void Run::check_finite(const std::vector<Exchange>& all) const {
+  for (int r = 0; r < world_; ++r) {
+    if (all[static_cast<size_t>(r)].nonfinite != 0)
+      fail("the loss became {} at optimiser step {} on rank {}; lower --lr or check that rank's data",
+           "NaN or infinite", step_ + 1, r);
+  }
+}
+
+Exchange Run::run_micro_steps(Loader& loader, uint64_t count, RankStep& timing, GradBuckets& buckets) {
+  Exchange mine;
+  const bool tokens = dataset_.manifest().kind == DatasetKind::kTokens;
+  for (uint64_t k = 0; k < count; ++k) {
+    auto t = Clock::now();
+    std::optional<Batch> batch = loader.next();
+    timing.wait += since(t);
+    EVENFEED_CHECK(batch.has_value(), "the plan ended before the steps it counted (rank {})", rank_);
+    t = Clock::now();
+    const ModelInput input = model_input(*batch, dataset_, o_.image_size, features_);
+    timing.copy += since(t);
+    t = Clock::now();
+    const bool last = k + 1 == count;
+    buckets.begin(last);
+    GradientsReady ready;
+    if (last && o_.bucketed) ready = [&](size_t begin) { buckets.ready_from(begin); };
+    const LossSums sums = model_->forward_backward(params_, grads_, input, ready);
+    timing.compute += since(t);
+    mine.loss += sums.loss;
+    mine.samples += static_cast<double>(sums.samples);
+    mine.correct += static_cast<double>(sums.correct);
+    const auto [real, padding] = tokens_and_padding(*batch, tokens);
+    mine.tokens += real;
+    mine.padding += padding;
+  }
+  mine.nonfinite = std::isfinite(mine.loss) ? 0 : 1;
+  return mine;
+}
+
+bool Run::train_epoch(uint32_t epoch, PlanState state, const std::function<void(const TrainProgress&)>& on_step) {
+  const uint64_t remaining = plans_.count_steps(static_cast<uint32_t>(world_), state);
+  auto planner = plans_.make(static_cast<uint32_t>(world_), state);
+  Loader loader(dataset_, loader_, epoch, batches_of_rank(*planner, static_cast<uint32_t>(rank_)));
+  BucketOptions bucket_options = o_.buckets;
+  if (!o_.bucketed) bucket_options.bucket_bytes = bucket_options.first_bucket_bytes = SIZE_MAX - 3;
+  bucket_options.timeout = o_.timeout;
+  GradBuckets buckets(grads_, bucket_options, comm_);
+  uint64_t served = state.steps_served();
+  for (uint64_t done = 0; done < remaining;) {
+    const auto step_start = Clock::now();
+    // Micro-steps to the next accumulation boundary (fewer at the end of the epoch).
+    const uint64_t group = std::min<uint64_t>(o_.accum - served % o_.accum, remaining - done);
+    std::fill(grads_.begin(), grads_.end(), 0.0f);
+    RankStep timing;
+    Exchange mine = run_micro_steps(loader, group, timing, buckets);
+    mine.interrupted = interrupted() ? 1 : 0;
+    mine.previous = previous_;
+    const auto comm_start = Clock::now();
+    buckets.finish();
+    const std::vector<Exchange> all = exchange(mine);
+    timing.exposed = since(comm_start);
+    check_finite(all);
+    Exchange global;
+    for (const Exchange& e : all) {
+      global.loss += e.loss, global.samples += e.samples, global.correct += e.correct;
+      global.interrupted += e.interrupted;
+    }
+    auto t = Clock::now();
+    if (global.samples > 0) {
+      const float scale = static_cast<float>(1.0 / global.samples);
+      for (float& g : grads_) g *= scale;
+      optimizer_->step(params_, grads_, step_);
+    }
+    timing.compute += since(t);
+    const double lr = learning_rate(o_.optimizer, step_);
+    ++step_;
+    done += group;
+    served += group;
+    state.advance(static_cast<uint32_t>(world_), group);
+    timing.step = since(step_start);
+    timing.samples = mine.samples, timing.tokens = mine.tokens, timing.padding = mine.padding;
+    if (have_previous_) {
+      std::vector<RankStep> previous;
+      for (const Exchange& e : all) previous.push_back(e.previous);
+      telemetry_.record(step_ - 1, epoch, previous, result_.last_loss, lr);
+    }
+    previous_ = timing;
+    have_previous_ = true;
+    result_.last_loss = global.loss / std::max(1.0, global.samples);
+    result_.samples += static_cast<uint64_t>(global.samples);
+    if (on_step && rank_ == 0)
+      on_step({step_, o_.optimizer.total_steps, epoch, result_.last_loss, result_.samples / since(start_)});
+    const bool finished_epoch = done == remaining;
+    const PlanState saved = finished_epoch ? PlanState{o_.seed, epoch + 1, {}} : state;
+    const bool stop = (o_.stop_at_step > 0 && step_ >= o_.stop_at_step) || global.interrupted > 0;
+    if (stop || (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0))
+      save_checkpoint(finished_epoch ? epoch + 1 : epoch, saved);
+    if (stop) {
+      result_.stopped_early = true;
+      result_.interrupted = global.interrupted > 0;
+      return false;
+    }
+  }
+  return true;
+}
+
+void Run::evaluate(TrainResult& result) {
+  Dataset eval(o_.eval_data);
+  SamplerOptions s;
+  s.batch_size = 256;
+  s.order.kind = OrderKind::kSequential;
+  DistributedSampler plan(eval.size(), static_cast<uint32_t>(world_), s, {o_.seed, 0, {}});
+  LoaderOptions options = loader_;
+  options.mode = AugmentMode::kEval;
+  Loader loader(eval, options, 0, batches_of_rank(plan, static_cast<uint32_t>(rank_)));
+  Exchange mine;
+  while (auto batch = loader.next()) {
+    const LossSums sums = model_->evaluate(params_, model_input(*batch, eval, o_.image_size, features_));
+    mine.loss += sums.loss, mine.samples += static_cast<double>(sums.samples);
+    mine.correct += static_cast<double>(sums.correct);
+  }
+  Exchange global;
+  for (const Exchange& e : exchange(mine)) global.loss += e.loss, global.samples += e.samples, global.correct += e.correct;
+  result.eval_accuracy = global.correct / std::max(1.0, global.samples);
+  result.eval_loss = global.loss / std::max(1.0, global.samples);
+}
+
+TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_step) {
+  plan_schedule();
+  start_or_resume();
+  result_.model = model_->describe();
+  bool completed = true;
+  for (uint32_t epoch = first_epoch_; epoch < o_.epochs && completed; ++epoch) {
+    const PlanState state = epoch == first_epoch_ ? first_state_ : PlanState{o_.seed, epoch, {}};
+    completed = train_epoch(epoch, state, on_step);
+    if (completed && !o_.eval_data.empty()) evaluate(result_);
+  }
+  // The last step's timings have not been sent yet: one more gather for the report.
+  if (have_previous_) {
+    Exchange last;
+    last.previous = previous_;
+    std::vector<RankStep> ranks;
+    for (const Exchange& e : exchange(last)) ranks.push_back(e.previous);
+    telemetry_.record(step_, first_epoch_, ranks, result_.last_loss, learning_rate(o_.optimizer, step_ - 1));
+  }
+  if (completed) save_checkpoint(o_.epochs, {o_.seed, o_.epochs, {}});
+  if (!o_.save_weights.empty() && rank_ == 0) {
+    std::ofstream out(o_.save_weights, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(params_.data()), static_cast<std::streamsize>(params_.size() * 4));
+    EVENFEED_CHECK(out.good(), "cannot write the weights to {}", o_.save_weights);
+  }
+  result_.steps = step_;
+  result_.seconds = since(start_);
+  result_.samples_per_sec = result_.samples / result_.seconds;
+  result_.balance = telemetry_.report();
+  return result_;
+}
+
+}  // namespace
+
+TrainResult train(const TrainOptions& options, Communicator& comm, int local_ranks,
+                  const std::function<void(const TrainProgress&)>& on_step) {
+  EVENFEED_CHECK(options.accum >= 1, "--accum must be at least 1");
+  EVENFEED_CHECK(options.epochs >= 1, "--epochs must be at least 1");
+  Run run(options, comm, std::max(1, local_ranks));
+  return run.execute(on_step);
+}
+
+}  // namespace evenfeed

@@ -1,0 +1,186 @@
+// evenfeed train end to end, under mpirun where it takes several ranks: equivalence of
+// data-parallel and accumulated runs, the accumulation boundary, uneven per-rank
+// batches, exact resume, telemetry that adds up, and the failure cases.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+
+namespace evenfeed {
+namespace {
+
+using testing::evenfeed_bin;
+using testing::run_command;
+
+class TrainCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    for (auto [name, count] : {std::pair{"d256", 256}, std::pair{"d250", 250}}) {
+      const std::string src = (*dir_ / (std::string(name) + "_src")).string();
+      ASSERT_EQ(run_command(evenfeed_bin() + " -q synth images " + src + " --count " + std::to_string(count) +
+                            " --classes 4 --min-size 32 --max-size 64")
+                    .exit_code,
+                0);
+      ASSERT_EQ(run_command(evenfeed_bin() + " -q convert images " + src + " " + (*dir_ / name).string()).exit_code, 0);
+    }
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // Trains with `flags` on `ranks` ranks; returns the parsed --json result.
+  nlohmann::json train(int ranks, const std::string& flags, const std::string& weights,
+                       const std::string& data = "d256") {
+    const std::string launcher = ranks > 1 ? std::string(EVENFEED_MPIRUN) + " -np " + std::to_string(ranks) + " " : "";
+    auto r = run_command(launcher + evenfeed_bin() + " -q train --json --data " + (*dir_ / data).string() +
+                         " --image-size 8 --hidden 32 --loader-threads 1 --save-weights " +
+                         (scratch_ / weights).string() + " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
+  }
+  std::vector<float> weights(const std::string& name) {
+    std::ifstream in(scratch_ / name, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+    std::vector<float> w(bytes.size() / 4);
+    std::memcpy(w.data(), bytes.data(), w.size() * 4);
+    return w;
+  }
+  // Largest |a - b| / max(|a|, |b|, 1e-3) over the parameters.
+  double max_relative_difference(const std::string& a, const std::string& b) {
+    const auto x = weights(a), y = weights(b);
+    EXPECT_EQ(x.size(), y.size());
+    EXPECT_FALSE(x.empty());
+    double worst = 0;
+    for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+      worst = std::max(worst, std::abs(double(x[i]) - y[i]) / std::max({std::abs(double(x[i])), std::abs(double(y[i])), 1e-3}));
+    return worst;
+  }
+
+  static testing::TempDir* dir_;
+  testing::TempDir scratch_;
+};
+testing::TempDir* TrainCli::dir_ = nullptr;
+
+TEST_F(TrainCli, TwoRanksEqualOneRankAccumulatingTwoMicroSteps) {
+  train(2, "--epochs 2 --batch-size 16 --accum 1", "ddp.bin");
+  train(1, "--epochs 2 --batch-size 16 --accum 2", "accum.bin");
+  EXPECT_LT(max_relative_difference("ddp.bin", "accum.bin"), 1e-5);
+}
+
+TEST_F(TrainCli, BucketedAndUnbucketedAllReduceAgree) {
+  // Tiny buckets: the 32-wide MLP's gradients go out in many all-reduces during backward.
+  auto a = train(2, "--epochs 1 --batch-size 16 --bucket-mb 0.01 --first-bucket-mb 0.001", "bucketed.bin");
+  train(2, "--epochs 1 --batch-size 16 --unbucketed", "unbucketed.bin");
+  EXPECT_LT(max_relative_difference("bucketed.bin", "unbucketed.bin"), 1e-5);
+}
+
+TEST_F(TrainCli, AccumulationStepsOnlyAtTheBoundary) {
+  // 256 samples / 16 = 16 micro-steps: with --accum 3, groups 3,3,3,3,3,1 = 6 steps.
+  auto j = train(1, "--epochs 2 --batch-size 16 --accum 3", "a3.bin");
+  EXPECT_EQ(j["steps"], 12);
+  // Two micro-steps of 16 average the same 32 samples as one step of 32.
+  train(1, "--epochs 1 --batch-size 16 --accum 2", "a2.bin");
+  train(1, "--epochs 1 --batch-size 32 --accum 1", "b32.bin");
+  EXPECT_LT(max_relative_difference("a2.bin", "b32.bin"), 1e-5);
+}
+
+TEST_F(TrainCli, UnevenRankBatchesAverageOverTheGlobalCount) {
+  // 250 samples, 2 ranks x 16: the last step has 16 real samples on rank 0 and 10 (plus
+  // 6 padding) on rank 1. Dividing by the global count of 26 matches one process over
+  // the union; averaging per rank would weight rank 1's ten samples 1.6x.
+  train(2, "--epochs 1 --batch-size 16", "uneven.bin", "d250");
+  train(1, "--epochs 1 --batch-size 32", "union.bin", "d250");
+  EXPECT_LT(max_relative_difference("uneven.bin", "union.bin"), 1e-5);
+}
+
+TEST_F(TrainCli, ResumeMidEpochEndsBitForBitEqual) {
+  for (int ranks : {1, 2}) {
+    const std::string ck = (scratch_ / ("ck" + std::to_string(ranks))).string();
+    train(ranks, "--epochs 2 --batch-size 16 --optimizer adamw", "full.bin");
+    auto stopped = train(ranks, "--epochs 2 --batch-size 16 --optimizer adamw --stop-at-step 5 --checkpoint-dir " + ck,
+                         "stopped.bin");
+    EXPECT_TRUE(stopped["stopped_early"]);
+    EXPECT_EQ(stopped["steps"], 5);
+    auto resumed = train(ranks, "--epochs 2 --batch-size 16 --optimizer adamw --resume --checkpoint-dir " + ck,
+                         "resumed.bin");
+    EXPECT_EQ(resumed["steps"], ranks == 1 ? 32 : 16);
+    EXPECT_EQ(weights("full.bin"), weights("resumed.bin")) << ranks << " rank(s)";
+  }
+}
+
+TEST_F(TrainCli, ResumesAtAnotherWorldSize) {
+  const std::string ck = (scratch_ / "ckw").string();
+  train(2, "--epochs 1 --batch-size 16 --stop-at-step 3 --checkpoint-dir " + ck, "w2.bin");
+  // 3 steps x 2 ranks x 16 = 96 samples served; one rank of 16 has 160 left: 10 steps.
+  auto resumed = train(1, "--epochs 1 --batch-size 16 --resume --checkpoint-dir " + ck, "w1.bin");
+  EXPECT_EQ(resumed["steps"], 13);
+  EXPECT_EQ(resumed["samples"], 160);
+}
+
+TEST_F(TrainCli, TelemetryAddsUpToTheStepTime) {
+  const std::string log = (scratch_ / "log.jsonl").string();
+  auto j = train(2, "--epochs 1 --batch-size 16 --log " + log, "t.bin");
+  std::ifstream in(log);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    auto s = nlohmann::json::parse(line);
+    ++lines;
+    for (int r = 0; r < 2; ++r) {
+      const double parts = s["wait"][r].get<double>() + s["copy"][r].get<double>() +
+                           s["compute"][r].get<double>() + s["exposed_comm"][r].get<double>();
+      const double step = s["step_time"][r];
+      EXPECT_LE(parts, step + 1e-6) << line;
+      EXPECT_GE(parts, step * 0.9 - 0.002) << line;
+    }
+  }
+  EXPECT_EQ(lines, 8);  // one per optimiser step
+  EXPECT_EQ(j["ranks"].size(), 2u);
+  EXPECT_GE(j["busy_imbalance"].get<double>(), 1.0);
+}
+
+TEST_F(TrainCli, NonFiniteLossNamesStepAndRank) {
+  auto r = run_command(std::string(EVENFEED_MPIRUN) + " -np 2 " + evenfeed_bin() + " -q train --data " +
+                       (*dir_ / "d256").string() + " --image-size 8 --hidden 32 --lr 1e30 --epochs 2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("the loss became NaN or infinite at optimiser step"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("on rank"), std::string::npos) << r.err;
+}
+
+TEST_F(TrainCli, ARankThatDiesEndsTheJobWithAClearError) {
+  // Rank 1 is killed after a second; the job must end non-zero well before the
+  // 20 s collective timeout runs out twice over.
+  const std::string script = (scratch_ / "rank.sh").string();
+  std::ofstream(script) << "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 1; kill -9 $$) & fi\nexec "
+                        << evenfeed_bin() << " -q train --data " << (*dir_ / "d256").string()
+                        << " --image-size 8 --hidden 32 --epochs 100000 --comm-timeout 20\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run_command(std::string(EVENFEED_MPIRUN) + " -np 2 " + script);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(seconds, 40.0);
+  EXPECT_TRUE(r.err.find("rank") != std::string::npos || r.err.find("signal") != std::string::npos) << r.err;
+}
+
+TEST_F(TrainCli, InterruptWritesACheckpointAndResumes) {
+  const std::string ck = (scratch_ / "ckint").string();
+  const std::string out = (scratch_ / "int.out").string();
+  // One rank, in the background; SIGINT after a second.
+  const std::string cmd = evenfeed_bin() + " -q train --data " + (*dir_ / "d256").string() +
+                          " --image-size 8 --hidden 32 --epochs 100000 --checkpoint-dir " + ck;
+  auto r = run_command("(" + cmd + " > " + out + " 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?)");
+  EXPECT_NE(r.out.find("rc=130"), std::string::npos) << r.out << r.err;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(ck) / "checkpoint.evf"));
+  auto resumed = run_command(cmd + " --resume --json & pid=$!; sleep 1; kill -INT $pid; wait $pid");
+  EXPECT_EQ(resumed.exit_code, 130) << resumed.err;
+}
+
+}  // namespace
+}  // namespace evenfeed

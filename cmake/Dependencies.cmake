@@ -22,14 +22,18 @@ endif()
 include(CheckLanguage)
 check_language(CUDA)
 if(CMAKE_CUDA_COMPILER)
+  # Real code for A100 (sm_80) and H100/H200 (sm_90), plus sm_90 PTX for newer GPUs.
+  # Set before enable_language: afterwards CMake has already filled in nvcc's own
+  # default (sm_75 for CUDA 13), which no GPU we target runs natively. Pass
+  # -DCMAKE_CUDA_ARCHITECTURES=... to choose others.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+  endif()
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
   find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} REQUIRED)
-  # Real code for A100 (sm_80) and H100/H200 (sm_90), plus sm_90 PTX for newer GPUs.
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-    set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
-  endif()
+  message(STATUS "evenfeed: CUDA architectures ${CMAKE_CUDA_ARCHITECTURES}")
   set(EVENFEED_HAVE_CUDA ON)
   message(STATUS "evenfeed: CUDA ${CUDAToolkit_VERSION}, NCCL ${NCCL_LIBRARY}")
 else()

@@ -8,7 +8,9 @@ namespace evenfeed {
 
 enum class DataType { kFloat32, kBFloat16 };
 
-inline size_t element_size(DataType type) { return type == DataType::kFloat32 ? 4 : 2; }
+inline size_t element_size(DataType type) {
+  return type == DataType::kFloat32 ? 4 : 2;
+}
 inline const char* data_type_name(DataType type) {
   return type == DataType::kFloat32 ? "float32" : "bfloat16";
 }

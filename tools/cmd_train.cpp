@@ -27,32 +27,46 @@ struct TrainFlags {
 
 void print_result(const TrainResult& r, const TrainFlags& f, const MpiRuntime& mpi) {
   if (f.json) {
-    nlohmann::json j = {{"model", r.model},      {"steps", r.steps},
-                        {"samples", r.samples},  {"seconds", r.seconds},
-                        {"samples_per_sec", r.samples_per_sec}, {"last_loss", r.last_loss},
-                        {"eval_accuracy", r.eval_accuracy},     {"eval_loss", r.eval_loss},
-                        {"stopped_early", r.stopped_early},     {"world_size", mpi.world_size()},
-                        {"slowest_rank", r.balance.slowest_rank}, {"bound", r.balance.bound},
+    nlohmann::json j = {{"model", r.model},
+                        {"steps", r.steps},
+                        {"samples", r.samples},
+                        {"seconds", r.seconds},
+                        {"samples_per_sec", r.samples_per_sec},
+                        {"last_loss", r.last_loss},
+                        {"eval_accuracy", r.eval_accuracy},
+                        {"eval_loss", r.eval_loss},
+                        {"stopped_early", r.stopped_early},
+                        {"world_size", mpi.world_size()},
+                        {"slowest_rank", r.balance.slowest_rank},
+                        {"bound", r.balance.bound},
                         {"busy_imbalance", r.balance.busy_imbalance},
                         {"step_imbalance", r.balance.step_imbalance},
                         {"padding_share", r.balance.padding_share}};
     j["ranks"] = nlohmann::json::array();
     for (const RankTotals& t : r.balance.ranks) {
-      j["ranks"].push_back({{"wait", t.sum.wait}, {"copy", t.sum.copy}, {"compute", t.sum.compute},
-                            {"exposed_comm", t.sum.exposed}, {"step", t.sum.step}, {"samples", t.sum.samples},
-                            {"tokens", t.sum.tokens}, {"padding", t.sum.padding}});
+      j["ranks"].push_back({{"wait", t.sum.wait},
+                            {"copy", t.sum.copy},
+                            {"compute", t.sum.compute},
+                            {"exposed_comm", t.sum.exposed},
+                            {"step", t.sum.step},
+                            {"samples", t.sum.samples},
+                            {"tokens", t.sum.tokens},
+                            {"padding", t.sum.padding}});
     }
     std::printf("%s\n", j.dump().c_str());
     return;
   }
-  std::printf("%s, %d rank(s): %lu optimiser steps, %lu samples in %.1f s (%.0f samples/s), last loss %.4f\n",
-              r.model.c_str(), mpi.world_size(), static_cast<unsigned long>(r.steps),
-              static_cast<unsigned long>(r.samples), r.seconds, r.samples_per_sec, r.last_loss);
+  std::printf(
+      "%s, %d rank(s): %lu optimiser steps, %lu samples in %.1f s (%.0f samples/s), last loss "
+      "%.4f\n",
+      r.model.c_str(), mpi.world_size(), static_cast<unsigned long>(r.steps),
+      static_cast<unsigned long>(r.samples), r.seconds, r.samples_per_sec, r.last_loss);
   if (r.eval_accuracy >= 0)
     std::printf("held-out accuracy %.2f%% (loss %.4f)\n", 100 * r.eval_accuracy, r.eval_loss);
   std::printf("%s", balance_table(r.balance).c_str());
   if (r.stopped_early)
-    std::printf("%s; resume with --resume\n", r.interrupted ? "interrupted: checkpoint written" : "stopped at --stop-at-step");
+    std::printf("%s; resume with --resume\n",
+                r.interrupted ? "interrupted: checkpoint written" : "stopped at --stop-at-step");
 }
 
 int run_train(MpiRuntime& mpi, TrainFlags& f) {
@@ -73,8 +87,9 @@ int run_train(MpiRuntime& mpi, TrainFlags& f) {
   const bool terminal = mpi.rank() == 0 && ::isatty(STDERR_FILENO) && !quiet() && !f.json;
   auto progress = [terminal](const TrainProgress& p) {
     if (!terminal) return;
-    std::fprintf(stderr, "\rstep %lu/%lu  epoch %u  loss %.4f  %.0f samples/s   ", static_cast<unsigned long>(p.step),
-                 static_cast<unsigned long>(p.total_steps), p.epoch, p.loss, p.samples_per_sec);
+    std::fprintf(stderr, "\rstep %lu/%lu  epoch %u  loss %.4f  %.0f samples/s   ",
+                 static_cast<unsigned long>(p.step), static_cast<unsigned long>(p.total_steps),
+                 p.epoch, p.loss, p.samples_per_sec);
   };
   const TrainResult result = train(o, *comm, mpi.local_size(), progress);
   if (terminal) std::fprintf(stderr, "\n");
@@ -97,38 +112,48 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1u, 100000u));
   cmd->add_option("--batch-size", o.batch_size, "Samples per rank per micro-step")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
-  cmd->add_option("--tokens-per-rank", o.tokens_per_rank, "Token budget per rank per micro-step (length bucketing)");
+  cmd->add_option("--tokens-per-rank", o.tokens_per_rank,
+                  "Token budget per rank per micro-step (length bucketing)");
   cmd->add_option("--accum", o.accum, "Micro-steps per optimiser step (gradient accumulation)")
       ->check(CLI::Range(1u, 100000u));
-  cmd->add_option("--optimizer", f.optimizer, "sgd (momentum 0.9) or adamw")->check(CLI::IsMember({"sgd", "adamw"}));
+  cmd->add_option("--optimizer", f.optimizer, "sgd (momentum 0.9) or adamw")
+      ->check(CLI::IsMember({"sgd", "adamw"}));
   cmd->add_option("--lr", f.lr, "Peak learning rate (default 0.02 for sgd, 1e-3 for adamw)");
   cmd->add_option("--momentum", o.optimizer.momentum, "SGD momentum");
   cmd->add_option("--weight-decay", o.optimizer.weight_decay, "Weight decay");
   cmd->add_option("--warmup", o.warmup_fraction, "Share of steps for linear warm-up, then cosine")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", o.seed, "Seed of the order, the augmentation and the initial weights");
-  cmd->add_option("--image-size", o.image_size, "Crop size fed to the image MLP")->check(CLI::Range(4, 512));
+  cmd->add_option("--image-size", o.image_size, "Crop size fed to the image MLP")
+      ->check(CLI::Range(4, 512));
   cmd->add_option("--hidden", o.hidden, "Hidden width")->check(CLI::Range(1, 65536));
   cmd->add_option("--embed-dim", o.embed_dim, "Token embedding width")->check(CLI::Range(1, 65536));
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Where checkpoint.evf is written");
-  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Optimiser steps between checkpoints (0: end only)");
+  cmd->add_option("--checkpoint-every", o.checkpoint_every,
+                  "Optimiser steps between checkpoints (0: end only)");
   cmd->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir");
-  cmd->add_option("--stop-at-step", o.stop_at_step, "Checkpoint and stop after this optimiser step");
+  cmd->add_option("--stop-at-step", o.stop_at_step,
+                  "Checkpoint and stop after this optimiser step");
   cmd->add_option("--save-weights", o.save_weights, "Write the final parameters as raw float32");
   cmd->add_option("--log", o.log, "Append per-step telemetry as JSON lines");
-  cmd->add_option("--bucket-mb", f.bucket_mb, "Gradient bucket size, MiB")->check(CLI::Range(0.0001, 4096.0));
+  cmd->add_option("--bucket-mb", f.bucket_mb, "Gradient bucket size, MiB")
+      ->check(CLI::Range(0.0001, 4096.0));
   cmd->add_option("--first-bucket-mb", f.first_bucket_mb, "First (last layers') bucket, MiB")
       ->check(CLI::Range(0.0001, 4096.0));
   cmd->add_flag("--unbucketed", f.unbucketed, "One all-reduce of all gradients after backward");
-  cmd->add_option("--loader-threads", o.loader_threads, "Loader threads per rank (default: cores / local ranks)")
+  cmd->add_option("--loader-threads", o.loader_threads,
+                  "Loader threads per rank (default: cores / local ranks)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--compute-threads", o.compute_threads, "BLAS threads per rank")->check(CLI::Range(1, 1024));
+  cmd->add_option("--compute-threads", o.compute_threads, "BLAS threads per rank")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--comm-timeout", f.timeout, "Seconds before a collective is declared hung")
       ->check(CLI::Range(0.1, 86400.0));
   cmd->add_option("--on-bad-record", f.on_bad, "fail, or substitute a damaged sample")
       ->check(CLI::IsMember({"fail", "substitute"}));
   cmd->add_flag("--json", f.json, "Print the result as one JSON object");
-  cmd->callback([&run] { run = [] { return run_as_rank([](MpiRuntime& mpi) { return run_train(mpi, f); }); }; });
+  cmd->callback([&run] {
+    run = [] { return run_as_rank([](MpiRuntime& mpi) { return run_train(mpi, f); }); };
+  });
 }
 
 }  // namespace evenfeed::cli

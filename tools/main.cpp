@@ -28,7 +28,8 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
 int main(int argc, char** argv) {
   CLI::App app{
       "evenfeed: feed every GPU of a data-parallel job evenly.\n"
-      "Datasets: convert, inspect, verify, synth. Planning: plan. Training: train. Measuring: bench, doctor. Run "
+      "Datasets: convert, inspect, verify, synth. Planning: plan. Training: train. Measuring: "
+      "bench, doctor. Run "
       "`evenfeed "
       "COMMAND --help` "
       "for details."};

@@ -19,7 +19,9 @@ void append(std::string& out, const void* data, size_t bytes) {
   out.append(static_cast<const char*>(data), bytes);
 }
 
-void append_u64(std::string& out, uint64_t value) { append(out, &value, sizeof(value)); }
+void append_u64(std::string& out, uint64_t value) {
+  append(out, &value, sizeof(value));
+}
 
 void write_all(int fd, const std::string& bytes, const std::filesystem::path& where) {
   size_t done = 0;
@@ -38,8 +40,9 @@ struct Reader {
   const std::filesystem::path& file;
   void take(void* out, size_t n) {
     if (bytes.size() - at < n)
-      fail("{}: checkpoint is truncated at byte {}; it was not written completely, use an older one",
-           file.string(), at);
+      fail(
+          "{}: checkpoint is truncated at byte {}; it was not written completely, use an older one",
+          file.string(), at);
     std::memcpy(out, bytes.data() + at, n);
     at += n;
   }
@@ -82,7 +85,8 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& check
     ::unlink(temp.c_str());
     fail_errno("cannot move the checkpoint into place", file.string(), error);
   }
-  const int dir = ::open(file.parent_path().empty() ? "." : file.parent_path().c_str(), O_RDONLY | O_DIRECTORY);
+  const int dir =
+      ::open(file.parent_path().empty() ? "." : file.parent_path().c_str(), O_RDONLY | O_DIRECTORY);
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);
@@ -93,8 +97,10 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   std::vector<std::byte> bytes;
   if (auto problem = read_whole_file(file, bytes))
     fail("{}: cannot read the checkpoint: {}", file.string(), *problem);
-  EVENFEED_CHECK(bytes.size() >= sizeof(kMagic) + 8 && std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) == 0,
-                 "{}: not an evenfeed checkpoint (bad magic); pass the file `evenfeed train` wrote", file.string());
+  EVENFEED_CHECK(
+      bytes.size() >= sizeof(kMagic) + 8 && std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) == 0,
+      "{}: not an evenfeed checkpoint (bad magic); pass the file `evenfeed train` wrote",
+      file.string());
   uint64_t stored = 0;
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
   EVENFEED_CHECK(stored == checksum64(std::span(bytes.data(), bytes.size() - 8)),
@@ -111,10 +117,12 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     fail("{}: checkpoint metadata is not valid JSON: {}", file.string(), e.what());
   }
   const uint64_t arrays = in.u64();
-  EVENFEED_CHECK(arrays <= 16, "{}: checkpoint claims {} arrays; it is damaged", file.string(), arrays);
+  EVENFEED_CHECK(arrays <= 16, "{}: checkpoint claims {} arrays; it is damaged", file.string(),
+                 arrays);
   for (uint64_t a = 0; a < arrays; ++a) {
     const uint64_t count = in.u64();
-    EVENFEED_CHECK(count <= bytes.size() / sizeof(float), "{}: checkpoint array {} is truncated", file.string(), a);
+    EVENFEED_CHECK(count <= bytes.size() / sizeof(float), "{}: checkpoint array {} is truncated",
+                   file.string(), a);
     std::vector<float>& array = checkpoint.arrays.emplace_back(count);
     in.take(array.data(), count * sizeof(float));
   }

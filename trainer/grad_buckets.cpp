@@ -8,8 +8,9 @@ namespace evenfeed {
 
 GradBuckets::GradBuckets(std::span<float> grads, const BucketOptions& options, Communicator& comm)
     : grads_(grads), options_(options), comm_(comm) {
-  EVENFEED_CHECK(options.bucket_bytes >= sizeof(float) && options.first_bucket_bytes >= sizeof(float),
-                 "gradient buckets must hold at least one float");
+  EVENFEED_CHECK(
+      options.bucket_bytes >= sizeof(float) && options.first_bucket_bytes >= sizeof(float),
+      "gradient buckets must hold at least one float");
   size_t end = grads.size();
   size_t cap = options.first_bucket_bytes / sizeof(float);
   while (end > 0) {
@@ -21,7 +22,8 @@ GradBuckets::GradBuckets(std::span<float> grads, const BucketOptions& options, C
 }
 
 void GradBuckets::begin(bool communicate) {
-  EVENFEED_CHECK(in_flight_.empty(), "a backward pass began before the last one's buckets finished");
+  EVENFEED_CHECK(in_flight_.empty(),
+                 "a backward pass began before the last one's buckets finished");
   communicate_ = communicate;
   next_ = 0;
 }

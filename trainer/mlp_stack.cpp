@@ -22,7 +22,9 @@ size_t MlpStack::weight_offset(size_t layer) const {
   return at;
 }
 
-size_t MlpStack::parameter_count() const { return weight_offset(dims_.size() - 1) - offset_; }
+size_t MlpStack::parameter_count() const {
+  return weight_offset(dims_.size() - 1) - offset_;
+}
 
 void MlpStack::initialize(std::span<float> params, uint64_t seed) const {
   // PyTorch's nn.Linear default: weights and biases uniform in +-1/sqrt(fan_in).
@@ -47,7 +49,8 @@ LossSums MlpStack::forward(std::span<const float> params, const float* input, si
     out.resize(rows * n);
     for (size_t r = 0; r < rows; ++r) std::copy(b, b + n, out.begin() + r * n);
     // out (m x n) += in (m x k) * W^T (k x n)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, in, k, w, k, 1.0f, out.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, in, k, w, k, 1.0f,
+                out.data(), n);
     if (l + 2 < dims_.size())
       for (float& v : out) v = std::max(v, 0.0f);
     in = out.data();
@@ -90,7 +93,8 @@ void MlpStack::backward(std::span<const float> params, std::span<float> grads, c
     float* dw = grads.data() + weight_offset(l);
     float* db = dw + static_cast<size_t>(k) * n;
     // dW (n x k) += delta^T (n x m) * in (m x k); db += column sums of delta.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, m, 1.0f, delta_.data(), n, in, k, 1.0f, dw, k);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, m, 1.0f, delta_.data(), n, in, k,
+                1.0f, dw, k);
     for (size_t r = 0; r < rows; ++r)
       for (int j = 0; j < n; ++j) db[j] += delta_[r * n + j];
     if (ready) ready(weight_offset(l));
@@ -101,7 +105,8 @@ void MlpStack::backward(std::span<const float> params, std::span<float> grads, c
       next_delta_.resize(rows * k);
       target = next_delta_.data();
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, k, n, 1.0f, delta_.data(), n, w, k, 0.0f, target, k);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, k, n, 1.0f, delta_.data(), n, w, k,
+                0.0f, target, k);
     if (l == 0) break;
     for (size_t i = 0; i < rows * k; ++i)
       if (in[i] <= 0.0f) next_delta_[i] = 0.0f;

@@ -17,16 +17,19 @@ class ImageMlp : public Model {
   ImageMlp(int image_size, int hidden, int classes)
       : input_dim_(3 * image_size * image_size),
         stack_({input_dim_, hidden, hidden, classes}, 0),
-        text_(fmt::format("image MLP {}x{}x3 -> {} -> {} -> {} classes", image_size, image_size, hidden,
-                          hidden, classes)) {}
+        text_(fmt::format("image MLP {}x{}x3 -> {} -> {} -> {} classes", image_size, image_size,
+                          hidden, hidden, classes)) {}
 
   std::string describe() const override { return text_; }
   size_t parameter_count() const override { return stack_.parameter_count(); }
-  void initialize(std::span<float> params, uint64_t seed) const override { stack_.initialize(params, seed); }
+  void initialize(std::span<float> params, uint64_t seed) const override {
+    stack_.initialize(params, seed);
+  }
 
-  LossSums forward_backward(std::span<const float> params, std::span<float> grads, const ModelInput& input,
-                            const GradientsReady& ready) override {
-    const LossSums sums = stack_.forward(params, input.features, input.count, input.labels, input.valid);
+  LossSums forward_backward(std::span<const float> params, std::span<float> grads,
+                            const ModelInput& input, const GradientsReady& ready) override {
+    const LossSums sums =
+        stack_.forward(params, input.features, input.count, input.labels, input.valid);
     stack_.backward(params, grads, input.features, input.count, nullptr, ready);
     return sums;
   }
@@ -43,23 +46,26 @@ class ImageMlp : public Model {
 class TokenClassifier : public Model {
  public:
   TokenClassifier(uint32_t vocab, int dim, int hidden, int classes)
-      : vocab_(vocab), dim_(dim),
+      : vocab_(vocab),
+        dim_(dim),
         stack_({dim, hidden, classes}, static_cast<size_t>(vocab) * dim),
-        text_(fmt::format("token classifier: embedding {}x{}, mean pooling, {} -> {} -> {} classes", vocab,
-                          dim, dim, hidden, classes)) {}
+        text_(fmt::format("token classifier: embedding {}x{}, mean pooling, {} -> {} -> {} classes",
+                          vocab, dim, dim, hidden, classes)) {}
 
   std::string describe() const override { return text_; }
   size_t parameter_count() const override { return embedding_size() + stack_.parameter_count(); }
   void initialize(std::span<float> params, uint64_t seed) const override {
     CounterRng rng(seed, RngStream::kModelInit, 1, 0);
-    for (size_t i = 0; i < embedding_size(); ++i) params[i] = static_cast<float>(rng.normal() * 0.1);
+    for (size_t i = 0; i < embedding_size(); ++i)
+      params[i] = static_cast<float>(rng.normal() * 0.1);
     stack_.initialize(params, seed);
   }
 
-  LossSums forward_backward(std::span<const float> params, std::span<float> grads, const ModelInput& input,
-                            const GradientsReady& ready) override {
+  LossSums forward_backward(std::span<const float> params, std::span<float> grads,
+                            const ModelInput& input, const GradientsReady& ready) override {
     pool(params, input);
-    const LossSums sums = stack_.forward(params, pooled_.data(), input.count, input.labels, input.valid);
+    const LossSums sums =
+        stack_.forward(params, pooled_.data(), input.count, input.labels, input.valid);
     pooled_grad_.resize(pooled_.size());
     stack_.backward(params, grads, pooled_.data(), input.count, pooled_grad_.data(), ready);
     // Each real token's embedding row receives its row's pooled gradient / length.

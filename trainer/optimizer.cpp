@@ -8,9 +8,11 @@
 namespace evenfeed {
 
 double learning_rate(const OptimizerOptions& o, uint64_t step) {
-  if (step < o.warmup_steps) return o.lr * static_cast<double>(step + 1) / static_cast<double>(o.warmup_steps);
+  if (step < o.warmup_steps)
+    return o.lr * static_cast<double>(step + 1) / static_cast<double>(o.warmup_steps);
   const uint64_t decay_steps = o.total_steps > o.warmup_steps ? o.total_steps - o.warmup_steps : 1;
-  const double progress = std::min(1.0, static_cast<double>(step - o.warmup_steps) / static_cast<double>(decay_steps));
+  const double progress =
+      std::min(1.0, static_cast<double>(step - o.warmup_steps) / static_cast<double>(decay_steps));
   return o.lr * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
 }
 

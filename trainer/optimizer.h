@@ -18,8 +18,8 @@ enum class OptimizerKind { kSgd, kAdamW };
 
 struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::kSgd;
-  double lr = 0.1;            // peak learning rate
-  double momentum = 0.9;      // SGD
+  double lr = 0.1;                                    // peak learning rate
+  double momentum = 0.9;                              // SGD
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;  // AdamW
   double weight_decay = 0;    // SGD: L2 added to the gradient; AdamW: decoupled
   uint64_t warmup_steps = 0;  // linear from lr/warmup to lr

@@ -19,17 +19,20 @@ void Telemetry::open_log(const std::string& path) {
   if (log_ == nullptr) fail_errno("cannot open the training log", path, errno);
 }
 
-void Telemetry::record(uint64_t step, uint32_t epoch, std::span<const RankStep> ranks, double loss, double lr) {
+void Telemetry::record(uint64_t step, uint32_t epoch, std::span<const RankStep> ranks, double loss,
+                       double lr) {
   ++steps_;
   for (size_t r = 0; r < ranks.size() && r < totals_.size(); ++r) {
     RankStep& t = totals_[r].sum;
     const RankStep& s = ranks[r];
-    t.wait += s.wait, t.copy += s.copy, t.compute += s.compute, t.exposed += s.exposed, t.step += s.step;
+    t.wait += s.wait, t.copy += s.copy, t.compute += s.compute, t.exposed += s.exposed,
+        t.step += s.step;
     t.samples += s.samples, t.tokens += s.tokens, t.padding += s.padding;
   }
   if (log_ == nullptr) return;
   nlohmann::json line = {{"step", step}, {"epoch", epoch}, {"loss", loss}, {"lr", lr}};
-  for (const char* key : {"wait", "copy", "compute", "exposed_comm", "step_time", "samples", "tokens", "padding"})
+  for (const char* key :
+       {"wait", "copy", "compute", "exposed_comm", "step_time", "samples", "tokens", "padding"})
     line[key] = nlohmann::json::array();
   for (const RankStep& s : ranks) {
     line["wait"].push_back(s.wait);
@@ -74,12 +77,13 @@ BalanceReport Telemetry::report() const {
 }
 
 std::string balance_table(const BalanceReport& report) {
-  std::string out = fmt::format("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}\n", "rank", "wait s",
-                                "copy s", "compute s", "exposed s", "step s", "samples", "tokens");
+  std::string out =
+      fmt::format("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}\n", "rank", "wait s", "copy s",
+                  "compute s", "exposed s", "step s", "samples", "tokens");
   for (size_t r = 0; r < report.ranks.size(); ++r) {
     const RankStep& s = report.ranks[r].sum;
-    out += fmt::format("{:>5} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>10.0f} {:>10.0f}\n", r, s.wait,
-                       s.copy, s.compute, s.exposed, s.step, s.samples, s.tokens);
+    out += fmt::format("{:>5} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>10.0f} {:>10.0f}\n",
+                       r, s.wait, s.copy, s.compute, s.exposed, s.step, s.samples, s.tokens);
   }
   out += fmt::format(
       "slowest rank {} is {}-bound; busy-time imbalance (max/mean of wait+copy+compute) {:.3f}, "

@@ -29,10 +29,10 @@ struct BalanceReport {
   std::vector<RankTotals> ranks;
   uint64_t steps = 0;
   int slowest_rank = 0;
-  std::string bound;           // "data", "compute" or "communication"
-  double busy_imbalance = 1;   // max/mean over ranks of wait + copy + compute
-  double step_imbalance = 1;   // max/mean over ranks of step time
-  double padding_share = 0;    // padding / (tokens + padding)
+  std::string bound;          // "data", "compute" or "communication"
+  double busy_imbalance = 1;  // max/mean over ranks of wait + copy + compute
+  double step_imbalance = 1;  // max/mean over ranks of step time
+  double padding_share = 0;   // padding / (tokens + padding)
 };
 
 class Telemetry {
@@ -42,7 +42,8 @@ class Telemetry {
   // Appends JSON lines to `path` (rank 0 only).
   void open_log(const std::string& path);
   // One optimiser step's figures from every rank, in rank order.
-  void record(uint64_t step, uint32_t epoch, std::span<const RankStep> ranks, double loss, double lr);
+  void record(uint64_t step, uint32_t epoch, std::span<const RankStep> ranks, double loss,
+              double lr);
   BalanceReport report() const;
 
  private:

@@ -25,7 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // What every rank sends at each optimiser step: this step's sums and flags, and the
 // previous step's timings (the current step's are not known until it ends).
@@ -74,7 +76,8 @@ int count_classes(const Dataset& dataset) {
 }
 
 // The model input of a loaded batch; image pixels are normalised into `features`.
-ModelInput model_input(const Batch& batch, const Dataset& dataset, int image_size, std::vector<float>& features) {
+ModelInput model_input(const Batch& batch, const Dataset& dataset, int image_size,
+                       std::vector<float>& features) {
   ModelInput in;
   in.count = batch.size();
   in.labels = batch.labels().data();
@@ -112,8 +115,13 @@ std::pair<double, double> tokens_and_padding(const Batch& batch, bool tokens) {
 class Run {
  public:
   Run(const TrainOptions& options, Communicator& comm, int local_ranks)
-      : o_(options), comm_(comm), rank_(comm.rank()), world_(comm.world_size()),
-        dataset_(options.data), plans_(dataset_, options_), telemetry_(world_) {
+      : o_(options),
+        comm_(comm),
+        rank_(comm.rank()),
+        world_(comm.world_size()),
+        dataset_(options.data),
+        plans_(dataset_, options_),
+        telemetry_(world_) {
     openblas_set_num_threads(std::max(1, options.compute_threads));
     const bool images = dataset_.manifest().kind == DatasetKind::kImage;
     const std::string model = o_.model == "auto" ? (images ? "mlp" : "tokens") : o_.model;
@@ -126,13 +134,15 @@ class Run {
                                             o_.embed_dim, o_.hidden, classes);
     params_.resize(model_->parameter_count());
     grads_.resize(params_.size());
-    loader_.threads = o_.loader_threads > 0
-                          ? o_.loader_threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks);
+    loader_.threads =
+        o_.loader_threads > 0
+            ? o_.loader_threads
+            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks);
     loader_.seed = o_.seed;
     loader_.image.size = o_.image_size;
     loader_.image.layout = ImageLayout::kUint8NHWC;
-    loader_.on_bad = o_.substitute_bad_records ? BadRecordPolicy::kSubstitute : BadRecordPolicy::kFail;
+    loader_.on_bad =
+        o_.substitute_bad_records ? BadRecordPolicy::kSubstitute : BadRecordPolicy::kFail;
     if (!o_.log.empty() && rank_ == 0) telemetry_.open_log(o_.log);
   }
 
@@ -141,7 +151,8 @@ class Run {
  private:
   void plan_schedule();
   void start_or_resume();
-  bool train_epoch(uint32_t epoch, PlanState state, const std::function<void(const TrainProgress&)>& on_step);
+  bool train_epoch(uint32_t epoch, PlanState state,
+                   const std::function<void(const TrainProgress&)>& on_step);
   Exchange run_micro_steps(Loader& loader, uint64_t count, RankStep& timing, GradBuckets& buckets);
   std::vector<Exchange> exchange(const Exchange& mine);
   void check_finite(const std::vector<Exchange>& all) const;
@@ -175,7 +186,8 @@ void Run::plan_schedule() {
     total += (micro + o_.accum - 1) / o_.accum;
   }
   o_.optimizer.total_steps = std::max<uint64_t>(total, 1);
-  o_.optimizer.warmup_steps = static_cast<uint64_t>(o_.warmup_fraction * static_cast<double>(total));
+  o_.optimizer.warmup_steps =
+      static_cast<uint64_t>(o_.warmup_fraction * static_cast<double>(total));
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_.size());
 }
 
@@ -188,20 +200,23 @@ void Run::start_or_resume() {
   }
   EVENFEED_CHECK(!o_.checkpoint_dir.empty(), "--resume needs --checkpoint-dir");
   Checkpoint c = read_checkpoint(file);
-  EVENFEED_CHECK(c.meta.value("model", "") == model_->describe(),
-                 "{}: the checkpoint is of \"{}\", but these flags make \"{}\"; resume with the flags of "
-                 "the original run",
-                 file.string(), c.meta.value("model", ""), model_->describe());
-  EVENFEED_CHECK(c.arrays.size() == 1 + optimizer_->state().size() && c.arrays[0].size() == params_.size(),
-                 "{}: the checkpoint's optimiser or parameter count does not match --optimizer and the model",
-                 file.string());
+  EVENFEED_CHECK(
+      c.meta.value("model", "") == model_->describe(),
+      "{}: the checkpoint is of \"{}\", but these flags make \"{}\"; resume with the flags of "
+      "the original run",
+      file.string(), c.meta.value("model", ""), model_->describe());
+  EVENFEED_CHECK(
+      c.arrays.size() == 1 + optimizer_->state().size() && c.arrays[0].size() == params_.size(),
+      "{}: the checkpoint's optimiser or parameter count does not match --optimizer and the model",
+      file.string());
   params_ = std::move(c.arrays[0]);
-  for (size_t i = 0; i < optimizer_->state().size(); ++i) optimizer_->state()[i] = std::move(c.arrays[i + 1]);
+  for (size_t i = 0; i < optimizer_->state().size(); ++i)
+    optimizer_->state()[i] = std::move(c.arrays[i + 1]);
   step_ = c.meta.at("step").get<uint64_t>();
   first_state_ = PlanState::from_json(c.meta.at("plan").dump());
   first_epoch_ = first_state_.epoch;
-  log_info("resumed from {} at optimiser step {}, epoch {}, {} micro-steps into it", file.string(), step_,
-           first_epoch_, first_state_.steps_served());
+  log_info("resumed from {} at optimiser step {}, epoch {}, {} micro-steps into it", file.string(),
+           step_, first_epoch_, first_state_.steps_served());
 }
 
 void Run::save_checkpoint(uint32_t epoch, const PlanState& state) const {
@@ -234,19 +249,23 @@ std::vector<Exchange> Run::exchange(const Exchange& mine) {
 void Run::check_finite(const std::vector<Exchange>& all) const {
   for (int r = 0; r < world_; ++r) {
     if (all[static_cast<size_t>(r)].nonfinite != 0)
-      fail("the loss became {} at optimiser step {} on rank {}; lower --lr or check that rank's data",
-           "NaN or infinite", step_ + 1, r);
+      fail(
+          "the loss became {} at optimiser step {} on rank {}; lower --lr or check that rank's "
+          "data",
+          "NaN or infinite", step_ + 1, r);
   }
 }
 
-Exchange Run::run_micro_steps(Loader& loader, uint64_t count, RankStep& timing, GradBuckets& buckets) {
+Exchange Run::run_micro_steps(Loader& loader, uint64_t count, RankStep& timing,
+                              GradBuckets& buckets) {
   Exchange mine;
   const bool tokens = dataset_.manifest().kind == DatasetKind::kTokens;
   for (uint64_t k = 0; k < count; ++k) {
     auto t = Clock::now();
     std::optional<Batch> batch = loader.next();
     timing.wait += since(t);
-    EVENFEED_CHECK(batch.has_value(), "the plan ended before the steps it counted (rank {})", rank_);
+    EVENFEED_CHECK(batch.has_value(), "the plan ended before the steps it counted (rank {})",
+                   rank_);
     t = Clock::now();
     const ModelInput input = model_input(*batch, dataset_, o_.image_size, features_);
     timing.copy += since(t);
@@ -268,7 +287,8 @@ Exchange Run::run_micro_steps(Loader& loader, uint64_t count, RankStep& timing, 
   return mine;
 }
 
-bool Run::train_epoch(uint32_t epoch, PlanState state, const std::function<void(const TrainProgress&)>& on_step) {
+bool Run::train_epoch(uint32_t epoch, PlanState state,
+                      const std::function<void(const TrainProgress&)>& on_step) {
   const uint64_t remaining = plans_.count_steps(static_cast<uint32_t>(world_), state);
   auto planner = plans_.make(static_cast<uint32_t>(world_), state);
   Loader loader(dataset_, loader_, epoch, batches_of_rank(*planner, static_cast<uint32_t>(rank_)));
@@ -320,7 +340,8 @@ bool Run::train_epoch(uint32_t epoch, PlanState state, const std::function<void(
     result_.last_loss = global.loss / std::max(1.0, global.samples);
     result_.samples += static_cast<uint64_t>(global.samples);
     if (on_step && rank_ == 0)
-      on_step({step_, o_.optimizer.total_steps, epoch, result_.last_loss, result_.samples / since(start_)});
+      on_step({step_, o_.optimizer.total_steps, epoch, result_.last_loss,
+               result_.samples / since(start_)});
     const bool finished_epoch = done == remaining;
     const PlanState saved = finished_epoch ? PlanState{o_.seed, epoch + 1, {}} : state;
     const bool stop = (o_.stop_at_step > 0 && step_ >= o_.stop_at_step) || global.interrupted > 0;
@@ -346,12 +367,14 @@ void Run::evaluate(TrainResult& result) {
   Loader loader(eval, options, 0, batches_of_rank(plan, static_cast<uint32_t>(rank_)));
   Exchange mine;
   while (auto batch = loader.next()) {
-    const LossSums sums = model_->evaluate(params_, model_input(*batch, eval, o_.image_size, features_));
+    const LossSums sums =
+        model_->evaluate(params_, model_input(*batch, eval, o_.image_size, features_));
     mine.loss += sums.loss, mine.samples += static_cast<double>(sums.samples);
     mine.correct += static_cast<double>(sums.correct);
   }
   Exchange global;
-  for (const Exchange& e : exchange(mine)) global.loss += e.loss, global.samples += e.samples, global.correct += e.correct;
+  for (const Exchange& e : exchange(mine))
+    global.loss += e.loss, global.samples += e.samples, global.correct += e.correct;
   result.eval_accuracy = global.correct / std::max(1.0, global.samples);
   result.eval_loss = global.loss / std::max(1.0, global.samples);
 }
@@ -372,12 +395,14 @@ TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_ste
     last.previous = previous_;
     std::vector<RankStep> ranks;
     for (const Exchange& e : exchange(last)) ranks.push_back(e.previous);
-    telemetry_.record(step_, first_epoch_, ranks, result_.last_loss, learning_rate(o_.optimizer, step_ - 1));
+    telemetry_.record(step_, first_epoch_, ranks, result_.last_loss,
+                      learning_rate(o_.optimizer, step_ - 1));
   }
   if (completed) save_checkpoint(o_.epochs, {o_.seed, o_.epochs, {}});
   if (!o_.save_weights.empty() && rank_ == 0) {
     std::ofstream out(o_.save_weights, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(params_.data()), static_cast<std::streamsize>(params_.size() * 4));
+    out.write(reinterpret_cast<const char*>(params_.data()),
+              static_cast<std::streamsize>(params_.size() * 4));
     EVENFEED_CHECK(out.good(), "cannot write the weights to {}", o_.save_weights);
   }
   result_.steps = step_;

@@ -20,12 +20,12 @@
 namespace evenfeed {
 
 struct TrainOptions {
-  std::string data;       // dataset directory (evenfeed convert)
-  std::string eval_data;  // held-out dataset, evaluated after each epoch (optional)
+  std::string data;            // dataset directory (evenfeed convert)
+  std::string eval_data;       // held-out dataset, evaluated after each epoch (optional)
   std::string model = "auto";  // mlp (images), tokens, or auto from the dataset kind
-  int image_size = 32;    // image crops are resized to this before the MLP
-  int hidden = 256;       // hidden width of both models
-  int embed_dim = 64;     // token model embedding width
+  int image_size = 32;         // image crops are resized to this before the MLP
+  int hidden = 256;            // hidden width of both models
+  int embed_dim = 64;          // token model embedding width
   uint32_t epochs = 1;
   uint64_t batch_size = 32;       // samples per rank per micro-step ...
   uint64_t tokens_per_rank = 0;   // ... or, when > 0, a token budget (length bucketing)
@@ -36,13 +36,13 @@ struct TrainOptions {
   std::string checkpoint_dir;
   uint64_t checkpoint_every = 0;  // optimiser steps; 0: only at the end and when stopped
   bool resume = false;
-  uint64_t stop_at_step = 0;      // > 0: checkpoint and stop after this optimiser step
-  std::string save_weights;       // raw float32 parameters at the end (rank 0)
-  std::string log;                // JSON lines, one per optimiser step (rank 0)
+  uint64_t stop_at_step = 0;  // > 0: checkpoint and stop after this optimiser step
+  std::string save_weights;   // raw float32 parameters at the end (rank 0)
+  std::string log;            // JSON lines, one per optimiser step (rank 0)
   BucketOptions buckets;
-  bool bucketed = true;           // false: one all-reduce of all gradients after backward
-  int loader_threads = 0;         // 0: cores / ranks on this host
-  int compute_threads = 1;        // BLAS threads
+  bool bucketed = true;     // false: one all-reduce of all gradients after backward
+  int loader_threads = 0;   // 0: cores / ranks on this host
+  int compute_threads = 1;  // BLAS threads
   bool substitute_bad_records = false;
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
 };
@@ -54,12 +54,12 @@ struct TrainProgress {
 };
 
 struct TrainResult {
-  uint64_t steps = 0;  // optimiser steps taken in total (including before a resume)
+  uint64_t steps = 0;    // optimiser steps taken in total (including before a resume)
   uint64_t samples = 0;  // real samples trained on in this run
   double seconds = 0, samples_per_sec = 0;
   double last_loss = 0;
   double eval_accuracy = -1, eval_loss = -1;  // -1: no held-out data
-  bool stopped_early = false;  // --stop-at-step or an interrupt
+  bool stopped_early = false;                 // --stop-at-step or an interrupt
   bool interrupted = false;
   std::string model;
   BalanceReport balance;

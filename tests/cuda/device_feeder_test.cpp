@@ -5,8 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <thread>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "cuda/device_feeder.h"
@@ -65,7 +65,8 @@ TEST(DeviceFeeder, DeliversEveryBatchInOrderWithItsContents) {
       ASSERT_EQ(batch->index(), expected);
       ASSERT_EQ(batch->parts(), 2u);
       EXPECT_EQ(read_part(*batch, 0), std::vector<uint8_t>(5000, static_cast<uint8_t>(expected)));
-      EXPECT_EQ(read_part(*batch, 1), std::vector<uint8_t>(2501, static_cast<uint8_t>(expected + 100)));
+      EXPECT_EQ(read_part(*batch, 1),
+                std::vector<uint8_t>(2501, static_cast<uint8_t>(expected + 100)));
       ++expected;
     }
     EXPECT_EQ(expected, 9u);

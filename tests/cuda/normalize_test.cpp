@@ -21,9 +21,12 @@ TEST(NormalizeReference, LaysOutChannelsFirstAndAppliesMeanAndStd) {
   params.std = {0.5f, 0.25f, 1.0f};
   std::vector<float> out(6);
   normalize_reference(nhwc.data(), {1, 1, 2}, nullptr, params, DataType::kFloat32, out.data());
-  const float expected[6] = {(0 / 255.f - 0.5f) / 0.5f,  (255 / 255.f - 0.5f) / 0.5f,
-                             (128 / 255.f - 0.25f) / 0.25f, (0 / 255.f - 0.25f) / 0.25f,
-                             255 / 255.f,                  51 / 255.f};
+  const float expected[6] = {(0 / 255.f - 0.5f) / 0.5f,
+                             (255 / 255.f - 0.5f) / 0.5f,
+                             (128 / 255.f - 0.25f) / 0.25f,
+                             (0 / 255.f - 0.25f) / 0.25f,
+                             255 / 255.f,
+                             51 / 255.f};
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(out[i], expected[i], 1e-6) << "element " << i;
 }
 
@@ -81,8 +84,8 @@ TEST(NormalizeOnGpu, MatchesTheReferenceBitForBit) {
     gpu_copy_to_device(d_in, nhwc.data(), nhwc.size());
     gpu_copy_to_device(d_flip, flip.data(), flip.size());
     GpuStream stream = gpu_stream_create();
-    normalize_on_gpu(static_cast<uint8_t*>(d_in), shape, static_cast<uint8_t*>(d_flip), {}, type, d_out,
-                     stream);
+    normalize_on_gpu(static_cast<uint8_t*>(d_in), shape, static_cast<uint8_t*>(d_flip), {}, type,
+                     d_out, stream);
     gpu_stream_synchronize(stream);
     gpu_copy_to_host(got.data(), d_out, out_bytes);
     EXPECT_EQ(got, expected) << data_type_name(type);

@@ -22,19 +22,22 @@ class MpiCommunicatorTest : public ::testing::Test {
 // Rank r contributes r + 1 + i / 7 at element i: the sum is known in closed form.
 std::vector<float> contribution(int rank, size_t count) {
   std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = static_cast<float>(rank + 1) + static_cast<float>(i % 7);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = static_cast<float>(rank + 1) + static_cast<float>(i % 7);
   return values;
 }
 
 float expected_sum(int world, size_t i) {
-  return static_cast<float>(world * (world + 1) / 2) + static_cast<float>(world) * static_cast<float>(i % 7);
+  return static_cast<float>(world * (world + 1) / 2) +
+         static_cast<float>(world) * static_cast<float>(i % 7);
 }
 
 TEST_F(MpiCommunicatorTest, SumsFloatsOfEverySize) {
   for (size_t count : {size_t{0}, size_t{1}, size_t{1001}, (size_t{1} << 22) + 3}) {
     std::vector<float> values = contribution(rank, count);
     comm.all_reduce(values.data(), count, {})->wait();
-    for (size_t i = 0; i < count; ++i) ASSERT_EQ(values[i], expected_sum(world, i)) << "count " << count << " at " << i;
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(values[i], expected_sum(world, i)) << "count " << count << " at " << i;
   }
 }
 
@@ -59,7 +62,8 @@ TEST_F(MpiCommunicatorTest, SumsAndAveragesBfloat16) {
     comm.all_reduce(values.data(), values.size(), options)->wait();
     for (size_t i = 0; i < values.size(); ++i) {
       float expected = expected_sum(world, i);
-      if (op == ReduceOp::kAverage) expected = bfloat16_to_float(float_to_bfloat16(expected / static_cast<float>(world)));
+      if (op == ReduceOp::kAverage)
+        expected = bfloat16_to_float(float_to_bfloat16(expected / static_cast<float>(world)));
       ASSERT_EQ(bfloat16_to_float(values[i]), expected) << "element " << i;
     }
   }
@@ -68,7 +72,8 @@ TEST_F(MpiCommunicatorTest, SumsAndAveragesBfloat16) {
 TEST_F(MpiCommunicatorTest, ManyOperationsInFlightCompleteInOrder) {
   std::vector<std::vector<float>> buffers;
   std::vector<std::unique_ptr<Work>> works;
-  for (int k = 0; k < 16; ++k) buffers.push_back(std::vector<float>(1000 + k, static_cast<float>(rank * k)));
+  for (int k = 0; k < 16; ++k)
+    buffers.push_back(std::vector<float>(1000 + k, static_cast<float>(rank * k)));
   for (auto& b : buffers) works.push_back(comm.all_reduce(b.data(), b.size(), {}));
   for (auto& w : works) w->wait();
   for (int k = 0; k < 16; ++k) {

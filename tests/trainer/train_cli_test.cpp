@@ -25,11 +25,14 @@ class TrainCli : public ::testing::Test {
     dir_ = new testing::TempDir();
     for (auto [name, count] : {std::pair{"d256", 256}, std::pair{"d250", 250}}) {
       const std::string src = (*dir_ / (std::string(name) + "_src")).string();
-      ASSERT_EQ(run_command(evenfeed_bin() + " -q synth images " + src + " --count " + std::to_string(count) +
-                            " --classes 4 --min-size 32 --max-size 64")
+      ASSERT_EQ(run_command(evenfeed_bin() + " -q synth images " + src + " --count " +
+                            std::to_string(count) + " --classes 4 --min-size 32 --max-size 64")
                     .exit_code,
                 0);
-      ASSERT_EQ(run_command(evenfeed_bin() + " -q convert images " + src + " " + (*dir_ / name).string()).exit_code, 0);
+      ASSERT_EQ(
+          run_command(evenfeed_bin() + " -q convert images " + src + " " + (*dir_ / name).string())
+              .exit_code,
+          0);
     }
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -37,8 +40,10 @@ class TrainCli : public ::testing::Test {
   // Trains with `flags` on `ranks` ranks; returns the parsed --json result.
   nlohmann::json train(int ranks, const std::string& flags, const std::string& weights,
                        const std::string& data = "d256") {
-    const std::string launcher = ranks > 1 ? std::string(EVENFEED_MPIRUN) + " -np " + std::to_string(ranks) + " " : "";
-    auto r = run_command(launcher + evenfeed_bin() + " -q train --json --data " + (*dir_ / data).string() +
+    const std::string launcher =
+        ranks > 1 ? std::string(EVENFEED_MPIRUN) + " -np " + std::to_string(ranks) + " " : "";
+    auto r = run_command(launcher + evenfeed_bin() + " -q train --json --data " +
+                         (*dir_ / data).string() +
                          " --image-size 8 --hidden 32 --loader-threads 1 --save-weights " +
                          (scratch_ / weights).string() + " " + flags);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -58,7 +63,8 @@ class TrainCli : public ::testing::Test {
     EXPECT_FALSE(x.empty());
     double worst = 0;
     for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)
-      worst = std::max(worst, std::abs(double(x[i]) - y[i]) / std::max({std::abs(double(x[i])), std::abs(double(y[i])), 1e-3}));
+      worst = std::max(worst, std::abs(double(x[i]) - y[i]) /
+                                  std::max({std::abs(double(x[i])), std::abs(double(y[i])), 1e-3}));
     return worst;
   }
 
@@ -75,7 +81,8 @@ TEST_F(TrainCli, TwoRanksEqualOneRankAccumulatingTwoMicroSteps) {
 
 TEST_F(TrainCli, BucketedAndUnbucketedAllReduceAgree) {
   // Tiny buckets: the 32-wide MLP's gradients go out in many all-reduces during backward.
-  auto a = train(2, "--epochs 1 --batch-size 16 --bucket-mb 0.01 --first-bucket-mb 0.001", "bucketed.bin");
+  auto a = train(2, "--epochs 1 --batch-size 16 --bucket-mb 0.01 --first-bucket-mb 0.001",
+                 "bucketed.bin");
   train(2, "--epochs 1 --batch-size 16 --unbucketed", "unbucketed.bin");
   EXPECT_LT(max_relative_difference("bucketed.bin", "unbucketed.bin"), 1e-5);
 }
@@ -103,12 +110,15 @@ TEST_F(TrainCli, ResumeMidEpochEndsBitForBitEqual) {
   for (int ranks : {1, 2}) {
     const std::string ck = (scratch_ / ("ck" + std::to_string(ranks))).string();
     train(ranks, "--epochs 2 --batch-size 16 --optimizer adamw", "full.bin");
-    auto stopped = train(ranks, "--epochs 2 --batch-size 16 --optimizer adamw --stop-at-step 5 --checkpoint-dir " + ck,
-                         "stopped.bin");
+    auto stopped = train(
+        ranks,
+        "--epochs 2 --batch-size 16 --optimizer adamw --stop-at-step 5 --checkpoint-dir " + ck,
+        "stopped.bin");
     EXPECT_TRUE(stopped["stopped_early"]);
     EXPECT_EQ(stopped["steps"], 5);
-    auto resumed = train(ranks, "--epochs 2 --batch-size 16 --optimizer adamw --resume --checkpoint-dir " + ck,
-                         "resumed.bin");
+    auto resumed =
+        train(ranks, "--epochs 2 --batch-size 16 --optimizer adamw --resume --checkpoint-dir " + ck,
+              "resumed.bin");
     EXPECT_EQ(resumed["steps"], ranks == 1 ? 32 : 16);
     EXPECT_EQ(weights("full.bin"), weights("resumed.bin")) << ranks << " rank(s)";
   }
@@ -146,10 +156,12 @@ TEST_F(TrainCli, TelemetryAddsUpToTheStepTime) {
 }
 
 TEST_F(TrainCli, NonFiniteLossNamesStepAndRank) {
-  auto r = run_command(std::string(EVENFEED_MPIRUN) + " -np 2 " + evenfeed_bin() + " -q train --data " +
-                       (*dir_ / "d256").string() + " --image-size 8 --hidden 32 --lr 1e30 --epochs 2");
+  auto r =
+      run_command(std::string(EVENFEED_MPIRUN) + " -np 2 " + evenfeed_bin() + " -q train --data " +
+                  (*dir_ / "d256").string() + " --image-size 8 --hidden 32 --lr 1e30 --epochs 2");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("the loss became NaN or infinite at optimiser step"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the loss became NaN or infinite at optimiser step"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("on rank"), std::string::npos) << r.err;
 }
 
@@ -157,16 +169,19 @@ TEST_F(TrainCli, ARankThatDiesEndsTheJobWithAClearError) {
   // Rank 1 is killed after a second; the job must end non-zero well before the
   // 20 s collective timeout runs out twice over.
   const std::string script = (scratch_ / "rank.sh").string();
-  std::ofstream(script) << "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 1; kill -9 $$) & fi\nexec "
-                        << evenfeed_bin() << " -q train --data " << (*dir_ / "d256").string()
-                        << " --image-size 8 --hidden 32 --epochs 100000 --comm-timeout 20\n";
+  std::ofstream(script)
+      << "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 1; kill -9 $$) & fi\nexec "
+      << evenfeed_bin() << " -q train --data " << (*dir_ / "d256").string()
+      << " --image-size 8 --hidden 32 --epochs 100000 --comm-timeout 20\n";
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   const auto start = std::chrono::steady_clock::now();
   auto r = run_command(std::string(EVENFEED_MPIRUN) + " -np 2 " + script);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NE(r.exit_code, 0);
   EXPECT_LT(seconds, 40.0);
-  EXPECT_TRUE(r.err.find("rank") != std::string::npos || r.err.find("signal") != std::string::npos) << r.err;
+  EXPECT_TRUE(r.err.find("rank") != std::string::npos || r.err.find("signal") != std::string::npos)
+      << r.err;
 }
 
 TEST_F(TrainCli, InterruptWritesACheckpointAndResumes) {
@@ -175,7 +190,8 @@ TEST_F(TrainCli, InterruptWritesACheckpointAndResumes) {
   // One rank, in the background; SIGINT after a second.
   const std::string cmd = evenfeed_bin() + " -q train --data " + (*dir_ / "d256").string() +
                           " --image-size 8 --hidden 32 --epochs 100000 --checkpoint-dir " + ck;
-  auto r = run_command("(" + cmd + " > " + out + " 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?)");
+  auto r = run_command("(" + cmd + " > " + out +
+                       " 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?)");
   EXPECT_NE(r.out.find("rc=130"), std::string::npos) << r.out << r.err;
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(ck) / "checkpoint.evf"));
   auto resumed = run_command(cmd + " --resume --json & pid=$!; sleep 1; kill -INT $pid; wait $pid");

@@ -41,8 +41,8 @@ void expect_gradients_match(Model& model, const ModelInput& input) {
     params[i] = saved;
     const double numeric = (up - down) / (2 * eps);
     const double error = std::abs(numeric - grads[i]);
-    EXPECT_TRUE(error < 2e-3 || error < 0.02 * std::abs(numeric)) << "param " << i << ": analytic " << grads[i]
-                                                                   << " numeric " << numeric;
+    EXPECT_TRUE(error < 2e-3 || error < 0.02 * std::abs(numeric))
+        << "param " << i << ": analytic " << grads[i] << " numeric " << numeric;
     ++checked;
   }
   EXPECT_GT(checked, 10);

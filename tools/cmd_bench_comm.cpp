@@ -12,7 +12,6 @@
 #include "cuda/nccl_communicator.h"
 #include "tools/commands.h"
 #include "tools/ranked.h"
-#include "trainer/local_communicator.h"
 #include "trainer/mpi_communicator.h"
 
 namespace evenfeed::cli {
@@ -39,8 +38,7 @@ std::unique_ptr<Communicator> make_bench_communicator(const MpiRuntime& mpi,
     options.compute_stream = stream;
     return make_nccl_communicator(MPI_COMM_WORLD, options);
   }
-  if (mpi.world_size() == 1) return std::make_unique<LocalCommunicator>();
-  return std::make_unique<MpiCommunicator>();
+  return make_host_communicator(mpi.world_size());
 }
 
 int run_allreduce(MpiRuntime& mpi, const CommBenchFlags& f) {

@@ -17,7 +17,6 @@
 #include "sampler/distributed_sampler.h"
 #include "tools/commands.h"
 #include "tools/ranked.h"
-#include "trainer/local_communicator.h"
 #include "trainer/mpi_communicator.h"
 #include "trainer/mpi_runtime.h"
 
@@ -181,12 +180,7 @@ void print_environment(const json& env) {
 
 int run_doctor(MpiRuntime& mpi, const DoctorFlags& f) {
   const GpuInfo gpus = query_gpus();
-  std::unique_ptr<Communicator> comm;
-  if (mpi.world_size() > 1) {
-    comm = std::make_unique<MpiCommunicator>();
-  } else {
-    comm = std::make_unique<LocalCommunicator>();
-  }
+  std::unique_ptr<Communicator> comm = make_host_communicator(mpi.world_size());
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(f.timeout * 1000));
   std::vector<Check> checks;
   checks.push_back(check_all_reduce(*comm, timeout));

@@ -11,7 +11,6 @@
 #include "core/log.h"
 #include "tools/commands.h"
 #include "tools/ranked.h"
-#include "trainer/local_communicator.h"
 #include "trainer/mpi_communicator.h"
 #include "trainer/trainer.h"
 
@@ -78,12 +77,7 @@ int run_train(MpiRuntime& mpi, TrainFlags& f) {
   o.buckets.first_bucket_bytes = static_cast<size_t>(f.first_bucket_mb * (1 << 20));
   o.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.timeout * 1000));
   o.substitute_bad_records = f.on_bad == "substitute";
-  std::unique_ptr<Communicator> comm;
-  if (mpi.world_size() > 1) {
-    comm = std::make_unique<MpiCommunicator>();
-  } else {
-    comm = std::make_unique<LocalCommunicator>();
-  }
+  std::unique_ptr<Communicator> comm = make_host_communicator(mpi.world_size());
   const bool terminal = mpi.rank() == 0 && ::isatty(STDERR_FILENO) && !quiet() && !f.json;
   auto progress = [terminal](const TrainProgress& p) {
     if (!terminal) return;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/bfloat16.h"
+#include "trainer/local_communicator.h"
 #include "trainer/mpi_check.h"
 
 namespace evenfeed {
@@ -308,6 +309,11 @@ std::unique_ptr<Work> MpiCommunicator::barrier(const BarrierOptions& options) {
     MPI_CHECK(MPI_Ibarrier(comm, &request));
   };
   return submit(*engine_, std::move(op), options);
+}
+
+std::unique_ptr<Communicator> make_host_communicator(int world_size) {
+  if (world_size > 1) return std::make_unique<MpiCommunicator>();
+  return std::make_unique<LocalCommunicator>();
 }
 
 }  // namespace evenfeed

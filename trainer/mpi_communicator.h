@@ -47,4 +47,8 @@ class MpiCommunicator : public Communicator {
   std::shared_ptr<Engine> engine_;
 };
 
+// The host-memory communicator of this process: MPI over MPI_COMM_WORLD in a world of
+// several ranks, LocalCommunicator in a world of one (no MPI needed).
+std::unique_ptr<Communicator> make_host_communicator(int world_size);
+
 }  // namespace evenfeed

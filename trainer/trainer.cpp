@@ -120,7 +120,7 @@ class Run {
         rank_(comm.rank()),
         world_(comm.world_size()),
         dataset_(options.data),
-        plans_(dataset_, options_),
+        plans_(dataset_, o_),
         telemetry_(world_) {
     openblas_set_num_threads(std::max(1, options.compute_threads));
     const bool images = dataset_.manifest().kind == DatasetKind::kImage;
@@ -160,7 +160,6 @@ class Run {
   void evaluate(TrainResult& result);
 
   TrainOptions o_;
-  const TrainOptions& options_ = o_;
   Communicator& comm_;
   int rank_, world_;
   Dataset dataset_;

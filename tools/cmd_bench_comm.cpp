@@ -26,11 +26,13 @@ struct CommBenchFlags {
   bool json = false;
 };
 
-std::unique_ptr<Communicator> make_bench_communicator(const MpiRuntime& mpi,
-                                                      const std::string& backend,
+// NCCL on device buffers when asked, or on `auto` with a GPU and several ranks.
+bool wants_nccl(const MpiRuntime& mpi, const std::string& backend) {
+  return backend == "nccl" || (backend == "auto" && gpu_visible() && mpi.world_size() > 1);
+}
+
+std::unique_ptr<Communicator> make_bench_communicator(const MpiRuntime& mpi, bool nccl,
                                                       GpuStream stream) {
-  const bool nccl =
-      backend == "nccl" || (backend == "auto" && gpu_visible() && mpi.world_size() > 1);
   if (nccl) {
     EVENFEED_CHECK(mpi.active(), "--backend nccl needs a launcher (mpirun or srun)");
     NcclOptions options;
@@ -44,10 +46,9 @@ std::unique_ptr<Communicator> make_bench_communicator(const MpiRuntime& mpi,
 int run_allreduce(MpiRuntime& mpi, const CommBenchFlags& f) {
   EVENFEED_CHECK(f.min_bytes >= 4 && f.min_bytes <= f.max_bytes,
                  "--min-bytes must be at least 4 and at most --max-bytes");
-  const bool on_gpu =
-      f.backend == "nccl" || (f.backend == "auto" && gpu_visible() && mpi.world_size() > 1);
-  GpuStream stream = on_gpu ? (gpu_set_device(mpi.local_rank()), gpu_stream_create()) : nullptr;
-  auto comm = make_bench_communicator(mpi, f.backend, stream);
+  const bool nccl = wants_nccl(mpi, f.backend);
+  GpuStream stream = nccl ? (gpu_set_device(mpi.local_rank()), gpu_stream_create()) : nullptr;
+  auto comm = make_bench_communicator(mpi, nccl, stream);
   const DataType type = f.type == "bfloat16" ? DataType::kBFloat16 : DataType::kFloat32;
   const size_t element = element_size(type);
   std::vector<uint8_t> host(f.max_bytes, 0);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "bucketing/length_source.h"
@@ -170,10 +171,15 @@ class Run {
   std::vector<float> params_, grads_, features_;
   LoaderOptions loader_;
   uint64_t step_ = 0;  // optimiser steps so far, all runs
-  uint32_t first_epoch_ = 0;
   PlanState first_state_;
-  RankStep previous_;  // this rank's timings of the last step, not yet sent
-  bool have_previous_ = false;
+  // The last step's figures: its timings travel on the next step's exchange, so it is
+  // logged one step late, with its own epoch, loss and learning rate.
+  struct PendingStep {
+    RankStep timing;
+    uint32_t epoch = 0;
+    double loss = 0, lr = 0;
+  };
+  std::optional<PendingStep> pending_;
   TrainResult result_;
   Clock::time_point start_ = Clock::now();
 };
@@ -213,9 +219,8 @@ void Run::start_or_resume() {
     optimizer_->state()[i] = std::move(c.arrays[i + 1]);
   step_ = c.meta.at("step").get<uint64_t>();
   first_state_ = PlanState::from_json(c.meta.at("plan").dump());
-  first_epoch_ = first_state_.epoch;
   log_info("resumed from {} at optimiser step {}, epoch {}, {} micro-steps into it", file.string(),
-           step_, first_epoch_, first_state_.steps_served());
+           step_, first_state_.epoch, first_state_.steps_served());
 }
 
 void Run::save_checkpoint(uint32_t epoch, const PlanState& state) const {
@@ -292,7 +297,10 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
   auto planner = plans_.make(static_cast<uint32_t>(world_), state);
   Loader loader(dataset_, loader_, epoch, batches_of_rank(*planner, static_cast<uint32_t>(rank_)));
   BucketOptions bucket_options = o_.buckets;
-  if (!o_.bucketed) bucket_options.bucket_bytes = bucket_options.first_bucket_bytes = SIZE_MAX - 3;
+  if (!o_.bucketed) {  // one bucket holding every gradient, sent after backward
+    bucket_options.bucket_bytes = bucket_options.first_bucket_bytes =
+        std::max<size_t>(grads_.size(), 1) * sizeof(float);
+  }
   bucket_options.timeout = o_.timeout;
   GradBuckets buckets(grads_, bucket_options, comm_);
   uint64_t served = state.steps_served();
@@ -304,7 +312,7 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
     RankStep timing;
     Exchange mine = run_micro_steps(loader, group, timing, buckets);
     mine.interrupted = interrupted() ? 1 : 0;
-    mine.previous = previous_;
+    if (pending_) mine.previous = pending_->timing;
     const auto comm_start = Clock::now();
     buckets.finish();
     const std::vector<Exchange> all = exchange(mine);
@@ -329,14 +337,13 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
     state.advance(static_cast<uint32_t>(world_), group);
     timing.step = since(step_start);
     timing.samples = mine.samples, timing.tokens = mine.tokens, timing.padding = mine.padding;
-    if (have_previous_) {
+    if (pending_) {
       std::vector<RankStep> previous;
       for (const Exchange& e : all) previous.push_back(e.previous);
-      telemetry_.record(step_ - 1, epoch, previous, result_.last_loss, lr);
+      telemetry_.record(step_ - 1, pending_->epoch, previous, pending_->loss, pending_->lr);
     }
-    previous_ = timing;
-    have_previous_ = true;
     result_.last_loss = global.loss / std::max(1.0, global.samples);
+    pending_ = PendingStep{timing, epoch, result_.last_loss, lr};
     result_.samples += static_cast<uint64_t>(global.samples);
     if (on_step && rank_ == 0)
       on_step({step_, o_.optimizer.total_steps, epoch, result_.last_loss,
@@ -383,19 +390,19 @@ TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_ste
   start_or_resume();
   result_.model = model_->describe();
   bool completed = true;
-  for (uint32_t epoch = first_epoch_; epoch < o_.epochs && completed; ++epoch) {
-    const PlanState state = epoch == first_epoch_ ? first_state_ : PlanState{o_.seed, epoch, {}};
+  for (uint32_t epoch = first_state_.epoch; epoch < o_.epochs && completed; ++epoch) {
+    const PlanState state =
+        epoch == first_state_.epoch ? first_state_ : PlanState{o_.seed, epoch, {}};
     completed = train_epoch(epoch, state, on_step);
     if (completed && !o_.eval_data.empty()) evaluate(result_);
   }
   // The last step's timings have not been sent yet: one more gather for the report.
-  if (have_previous_) {
+  if (pending_) {
     Exchange last;
-    last.previous = previous_;
+    last.previous = pending_->timing;
     std::vector<RankStep> ranks;
     for (const Exchange& e : exchange(last)) ranks.push_back(e.previous);
-    telemetry_.record(step_, first_epoch_, ranks, result_.last_loss,
-                      learning_rate(o_.optimizer, step_ - 1));
+    telemetry_.record(step_, pending_->epoch, ranks, pending_->loss, pending_->lr);
   }
   if (completed) save_checkpoint(o_.epochs, {o_.seed, o_.epochs, {}});
   if (!o_.save_weights.empty() && rank_ == 0) {

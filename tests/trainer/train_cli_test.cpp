@@ -142,6 +142,8 @@ TEST_F(TrainCli, TelemetryAddsUpToTheStepTime) {
   while (std::getline(in, line)) {
     auto s = nlohmann::json::parse(line);
     ++lines;
+    EXPECT_EQ(s["step"], lines) << "one line per optimiser step, in order";
+    EXPECT_EQ(s["epoch"], 0);
     for (int r = 0; r < 2; ++r) {
       const double parts = s["wait"][r].get<double>() + s["copy"][r].get<double>() +
                            s["compute"][r].get<double>() + s["exposed_comm"][r].get<double>();

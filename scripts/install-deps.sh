@@ -18,7 +18,12 @@ packages=(
   libpng-dev                      # --reencode of PNG sources, PNG batch dumps
   libyuv-dev                      # antialiased SIMD image resizing in the loader
   libopenblas-dev                 # trainer's CPU GEMM
+  libtorch-dev                    # examples/libtorch (CPU build of libtorch)
 )
+# --bench: also what bench/ needs for the PyTorch anchors (system python3).
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-torch python3-torchvision python3-pil python3-psutil)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

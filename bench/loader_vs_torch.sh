@@ -3,8 +3,8 @@
 # and a plain full-size TurboJPEG decode loop, in one run, on an ImageFolder tree.
 #   bench/loader_vs_torch.sh BUILD_DIR IMAGE_FOLDER WORKDIR [extra bench flags]
 # Prints JSON lines: anchor (uint8), ours at 2 and 1 threads (uint8), anchor and ours
-# with float output. Needs Debian's python3-torch, python3-torchvision, python3-pil,
-# python3-psutil (run with /usr/bin/python3).
+# with float output. Needs `scripts/install-deps.sh --bench` (python3-torch, python3-torchvision, python3-pil,
+# python3-psutil; run with /usr/bin/python3).
 set -euo pipefail
 build=$1; folder=$2; work=$3; shift 3
 anchor=$(dirname "$0")/../../shared/anchors/torch_loader.py

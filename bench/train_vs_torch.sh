@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # evenfeed train against PyTorch DDP (gloo) + DataLoader, same run, same data, same
 # model and optimiser, 2 ranks on this machine. Needs the PyTorch anchor's packages:
-#   apt-get install -y python3-torch python3-torchvision python3-pil
+#   scripts/install-deps.sh --bench   (python3-torch, python3-torchvision, python3-pil)
 # Usage: bench/train_vs_torch.sh [WORKDIR] [REPEATS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

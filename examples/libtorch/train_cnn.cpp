@@ -61,14 +61,17 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
+// [snippet:from_blob]
 // The batch's images as an N x 3 x S x S tensor over the batch's own memory. The
 // deleter holds the batch: its slot returns to the pool when the last tensor that
 // views it (including autograd's saved inputs) is gone.
 torch::Tensor images_tensor(const std::shared_ptr<evenfeed::Batch>& batch, int size) {
   auto* pixels = const_cast<float*>(batch->images_float());
   const auto n = static_cast<int64_t>(batch->size());
-  return torch::from_blob(pixels, {n, 3, size, size}, [batch](void*) {}, torch::kFloat32);
+  return torch::from_blob(
+      pixels, {n, 3, size, size}, [batch](void*) {}, torch::kFloat32);
 }
+// [/snippet]
 
 // 1 for real samples, 0 for padding slots.
 torch::Tensor sample_weights(const evenfeed::Batch& batch) {
@@ -131,7 +134,8 @@ int run(const Options& o) {
     while (o.max_steps == 0 || step < o.max_steps) {
       const auto wait_start = Clock::now();
       auto next = loader.next();
-      if (step > 0) wait_seconds += std::chrono::duration<double>(Clock::now() - wait_start).count();
+      if (step > 0)
+        wait_seconds += std::chrono::duration<double>(Clock::now() - wait_start).count();
       if (!next) break;
       auto batch = std::make_shared<evenfeed::Batch>(std::move(*next));
 
@@ -154,9 +158,13 @@ int run(const Options& o) {
 
       float global_loss = loss.item<float>();
       comm->all_reduce(&global_loss, 1, {})->wait();
-      if (rank == 0) std::printf("step %lld epoch %u loss %.5f\n", static_cast<long long>(step), epoch, global_loss);
-      if (step == 0) timed_from = Clock::now();
-      else timed_images += static_cast<int64_t>(batch->size());
+      if (rank == 0)
+        std::printf("step %lld epoch %u loss %.5f\n", static_cast<long long>(step), epoch,
+                    global_loss);
+      if (step == 0)
+        timed_from = Clock::now();
+      else
+        timed_images += static_cast<int64_t>(batch->size());
       ++step;
     }
   }
@@ -177,7 +185,8 @@ int main(int argc, char** argv) {
   app.add_option("--data", o.data, "evenfeed image dataset directory")->required();
   app.add_option("--epochs", o.epochs, "epochs to train")->check(CLI::PositiveNumber);
   app.add_option("--steps", o.max_steps, "stop after this many steps (0: all)");
-  app.add_option("--batch-size", o.batch_size, "images per rank per step")->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", o.batch_size, "images per rank per step")
+      ->check(CLI::PositiveNumber);
   app.add_option("--size", o.size, "crop size in pixels")->check(CLI::PositiveNumber);
   app.add_option("--lr", o.lr, "SGD learning rate (momentum 0.9)");
   app.add_option("--threads", o.threads, "loader threads (0: every core)");

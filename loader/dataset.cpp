@@ -10,7 +10,7 @@
 
 namespace evenfeed {
 
-Dataset::Dataset(std::filesystem::path dir) : dir_(std::move(dir)) {
+Dataset::Dataset(std::filesystem::path dir, ReadEnv& env) : dir_(std::move(dir)), env_(env) {
   manifest_ = Manifest::load(dir_);
   index_ = std::make_unique<IndexReader>(dir_ / manifest_.index.file);
   EVENFEED_CHECK(index_->size() == manifest_.num_samples,
@@ -83,7 +83,7 @@ std::optional<std::string> Dataset::try_read(ReadSession& session, uint64_t id,
                                              bool verify_checksum, RecordView& out) const {
   out.id = id;
   out.shard = shard_of(id);
-  std::span<const std::byte> value = shard(out.shard).get(session.txn(out.shard), id);
+  std::span<const std::byte> value = env_.read_record(shard(out.shard), session.txn(out.shard), id);
   if (value.empty()) return std::string("record is missing from its shard");
   if (auto problem = decode_record_header(value, out.header)) return problem;
   out.payload = value.subspan(RecordHeader::kSize);

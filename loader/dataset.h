@@ -18,6 +18,7 @@
 
 #include "loader/index.h"
 #include "loader/manifest.h"
+#include "loader/read_env.h"
 #include "loader/record.h"
 
 namespace evenfeed {
@@ -34,7 +35,9 @@ struct RecordView {
 class Dataset {
  public:
   // Loads the manifest and the index; throws Error naming the file on any problem.
-  explicit Dataset(std::filesystem::path dir);
+  // Records are read through `env` (tests pass a FaultyReadEnv), which must outlive
+  // the dataset.
+  explicit Dataset(std::filesystem::path dir, ReadEnv& env = default_read_env());
   ~Dataset();
   Dataset(const Dataset&) = delete;
   Dataset& operator=(const Dataset&) = delete;
@@ -86,6 +89,7 @@ class Dataset {
   };
 
   std::filesystem::path dir_;
+  ReadEnv& env_;
   Manifest manifest_;
   std::unique_ptr<IndexReader> index_;
   std::unique_ptr<ShardSlot[]> shards_;

@@ -187,11 +187,16 @@ void Loader::Impl::load_or_substitute(Worker& w, Batch::Slot* slot, size_t i) {
     fail("{}: {}; run `evenfeed verify {}`, or load with the substitute policy",
          dataset.describe(id), *problem, dataset.dir().string());
   }
+  // The first half of the tries stay in the sample's shard (its pages are likely
+  // resident); the rest draw from the whole dataset, since a shard that cannot be
+  // opened at all (truncated, missing) has no readable substitute of its own.
   const ShardEntry& shard = dataset.manifest().shards[dataset.shard_of(id)];
   for (int attempt = 0; attempt < kSubstituteTries; ++attempt) {
     CounterRng rng(options.seed, RngStream::kSubstitute, epoch,
                    id * kSubstituteTries + static_cast<uint64_t>(attempt));
-    const uint64_t other = shard.first_id + rng.below(shard.count);
+    const uint64_t other = attempt < kSubstituteTries / 2
+                               ? shard.first_id + rng.below(shard.count)
+                               : rng.below(dataset.size());
     if (other == id || load(w, slot, i, other)) continue;
     slot->ids.samples[i] = other;
     slot->replaced[i] = id;
@@ -199,8 +204,8 @@ void Loader::Impl::load_or_substitute(Worker& w, Batch::Slot* slot, size_t i) {
     log_warn("{}: {}; replaced by sample {} in this batch", dataset.describe(id), *problem, other);
     return;
   }
-  fail("{}: {}; no readable substitute found in {} after {} tries", dataset.describe(id), *problem,
-       shard.file, kSubstituteTries);
+  fail("{}: {}; no readable substitute found in {} tries; run `evenfeed verify {}`",
+       dataset.describe(id), *problem, kSubstituteTries, dataset.dir().string());
 }
 
 void Loader::Impl::prepare_tokens(Batch::Slot* slot) {

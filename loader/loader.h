@@ -34,7 +34,7 @@ namespace evenfeed {
 enum class AugmentMode { kTrain, kEval };
 enum class BadRecordPolicy {
   kFail,        // a record that fails its checks or does not decode is an error naming it
-  kSubstitute,  // it is replaced by a deterministic substitute from the same shard
+  kSubstitute,  // it is replaced by a deterministic substitute (same shard when possible)
 };
 
 struct LoaderOptions {

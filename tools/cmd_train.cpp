@@ -130,6 +130,8 @@ void add_train(CLI::App& app, Runner& run) {
                   "Checkpoint and stop after this optimiser step");
   cmd->add_option("--save-weights", o.save_weights, "Write the final parameters as raw float32");
   cmd->add_option("--log", o.log, "Append per-step telemetry as JSON lines");
+  cmd->add_option("--log-samples", o.log_samples,
+                  "Append each rank's samples per step to PREFIX.rank<R>.jsonl");
   cmd->add_option("--bucket-mb", f.bucket_mb, "Gradient bucket size, MiB")
       ->check(CLI::Range(0.0001, 4096.0));
   cmd->add_option("--first-bucket-mb", f.first_bucket_mb, "First (last layers') bucket, MiB")
@@ -144,6 +146,8 @@ void add_train(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0.1, 86400.0));
   cmd->add_option("--on-bad-record", f.on_bad, "fail, or substitute a damaged sample")
       ->check(CLI::IsMember({"fail", "substitute"}));
+  cmd->add_flag("--verify-checksums", o.verify_checksums,
+                "Check each record's XXH3 as it is read (catches any changed byte)");
   cmd->add_flag("--json", f.json, "Print the result as one JSON object");
   cmd->callback([&run] {
     run = [] { return run_as_rank([](MpiRuntime& mpi) { return run_train(mpi, f); }); };

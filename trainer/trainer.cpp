@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -20,6 +23,7 @@
 #include "sampler/distributed_sampler.h"
 #include "trainer/checkpoint.h"
 #include "trainer/model.h"
+#include "trainer/sample_log.h"
 
 namespace evenfeed {
 namespace {
@@ -113,6 +117,17 @@ std::pair<double, double> tokens_and_padding(const Batch& batch, bool tokens) {
   return {real, cells - real};
 }
 
+// Fault injection for the reliability tests (RELIABILITY.md): with
+// EVENFEED_FAULT_KILL_AFTER_STEP=R:S in the environment, rank R kills itself (SIGKILL,
+// no cleanup, as a crash or an OOM kill would) right after optimiser step S. 0: never.
+uint64_t injected_kill_step(int rank) {
+  const char* spec = std::getenv("EVENFEED_FAULT_KILL_AFTER_STEP");
+  int victim = -1;
+  unsigned long long step = 0;
+  if (spec == nullptr || std::sscanf(spec, "%d:%llu", &victim, &step) != 2) return 0;
+  return victim == rank ? step : 0;
+}
+
 class Run {
  public:
   Run(const TrainOptions& options, Communicator& comm, int local_ranks)
@@ -122,7 +137,9 @@ class Run {
         world_(comm.world_size()),
         dataset_(options.data),
         plans_(dataset_, o_),
-        telemetry_(world_) {
+        telemetry_(world_),
+        samples_log_(options.log_samples, comm.rank()),
+        kill_after_step_(injected_kill_step(comm.rank())) {
     openblas_set_num_threads(std::max(1, options.compute_threads));
     const bool images = dataset_.manifest().kind == DatasetKind::kImage;
     const std::string model = o_.model == "auto" ? (images ? "mlp" : "tokens") : o_.model;
@@ -144,6 +161,7 @@ class Run {
     loader_.image.layout = ImageLayout::kUint8NHWC;
     loader_.on_bad =
         o_.substitute_bad_records ? BadRecordPolicy::kSubstitute : BadRecordPolicy::kFail;
+    loader_.verify_checksums = o_.verify_checksums;
     if (!o_.log.empty() && rank_ == 0) telemetry_.open_log(o_.log);
   }
 
@@ -166,6 +184,8 @@ class Run {
   Dataset dataset_;
   PlanFactory plans_;
   Telemetry telemetry_;
+  SampleLog samples_log_;
+  uint64_t kill_after_step_;  // 0: never (see injected_kill_step)
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<float> params_, grads_, features_;
@@ -273,6 +293,7 @@ Exchange Run::run_micro_steps(Loader& loader, uint64_t count, RankStep& timing,
     t = Clock::now();
     const ModelInput input = model_input(*batch, dataset_, o_.image_size, features_);
     timing.copy += since(t);
+    samples_log_.add(batch->sample_ids(), batch->valid());
     t = Clock::now();
     const bool last = k + 1 == count;
     buckets.begin(last);
@@ -332,6 +353,7 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
     timing.compute += since(t);
     const double lr = learning_rate(o_.optimizer, step_);
     ++step_;
+    samples_log_.commit(step_, epoch);
     done += group;
     served += group;
     state.advance(static_cast<uint32_t>(world_), group);
@@ -353,6 +375,7 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
     const bool stop = (o_.stop_at_step > 0 && step_ >= o_.stop_at_step) || global.interrupted > 0;
     if (stop || (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0))
       save_checkpoint(finished_epoch ? epoch + 1 : epoch, saved);
+    if (step_ == kill_after_step_) std::raise(SIGKILL);
     if (stop) {
       result_.stopped_early = true;
       result_.interrupted = global.interrupted > 0;

@@ -39,11 +39,13 @@ struct TrainOptions {
   uint64_t stop_at_step = 0;  // > 0: checkpoint and stop after this optimiser step
   std::string save_weights;   // raw float32 parameters at the end (rank 0)
   std::string log;            // JSON lines, one per optimiser step (rank 0)
+  std::string log_samples;    // PREFIX: each rank's samples per step (trainer/sample_log.h)
   BucketOptions buckets;
   bool bucketed = true;     // false: one all-reduce of all gradients after backward
   int loader_threads = 0;   // 0: cores / ranks on this host
   int compute_threads = 1;  // BLAS threads
   bool substitute_bad_records = false;
+  bool verify_checksums = false;  // check each payload's XXH3 as it is read
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
 };
 

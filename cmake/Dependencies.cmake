@@ -20,8 +20,10 @@ if(EVENFEED_BUILD_TESTS)
 endif()
 
 include(CheckLanguage)
-check_language(CUDA)
-if(CMAKE_CUDA_COMPILER)
+if(EVENFEED_CUDA)
+  check_language(CUDA)
+endif()
+if(EVENFEED_CUDA AND CMAKE_CUDA_COMPILER)
   # Real code for A100 (sm_80) and H100/H200 (sm_90), plus sm_90 PTX for newer GPUs.
   # Set before enable_language: afterwards CMake has already filled in nvcc's own
   # default (sm_75 for CUDA 13), which no GPU we target runs natively. Pass

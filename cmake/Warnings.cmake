@@ -8,7 +8,19 @@ endif()
 if(EVENFEED_TSAN)
   set(EVENFEED_SANITIZER_FLAGS -fsanitize=thread -fno-omit-frame-pointer)
 endif()
-if(EVENFEED_SANITIZE OR EVENFEED_TSAN)
+if(EVENFEED_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "EVENFEED_FUZZ needs clang (libFuzzer): CC=clang CXX=clang++ cmake ...")
+  endif()
+  # Everything is instrumented for coverage and checked by ASan+UBSan; only the fuzz
+  # targets link libFuzzer's main.
+  set(EVENFEED_SANITIZER_FLAGS -fsanitize=fuzzer-no-link,address,undefined
+                               -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  set(EVENFEED_SANITIZE ON)
+endif()
+if(EVENFEED_FUZZ)
+  add_link_options(-fsanitize=address,undefined)
+elseif(EVENFEED_SANITIZE OR EVENFEED_TSAN)
   add_link_options(${EVENFEED_SANITIZER_FLAGS})
 endif()
 

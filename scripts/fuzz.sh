@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Fuzzes every parser of outside bytes with libFuzzer (clang, ASan+UBSan), each target
+# for SECONDS (default 60), starting from its seeds in tests/fuzz/corpus/<target>/.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]        (BUILD_DIR=build-fuzz by default)
+# New inputs found go to BUILD_DIR/corpus/<target>/ (not into the repository). A crash
+# stops the script with the reproducer in BUILD_DIR/crashes/<target>/: fix the bug,
+# then copy the reproducer into tests/fuzz/corpus/<target>/, where every build's
+# tests run it from then on (fuzz_regress_<target>). Prints one JSON line per target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(record manifest index jpeg tokens)
+build=${BUILD_DIR:-build-fuzz}
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVENFEED_FUZZ=ON \
+  -DEVENFEED_CUDA=OFF -DEVENFEED_WERROR=OFF > "$build.configure.log" 2>&1 ||
+  { cat "$build.configure.log"; exit 1; }
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" > "$build.build.log" 2>&1 ||
+  { tail -50 "$build.build.log"; exit 1; }
+
+status=0
+for t in "${targets[@]}"; do
+  mkdir -p "$build/corpus/$t" "$build/crashes/$t"
+  log="$build/fuzz_$t.log"
+  # One job per core would be faster, but the suite runs beside other work; one
+  # process per target keeps the figures comparable between runs.
+  if "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" "tests/fuzz/corpus/$t" \
+      -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+      -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 > "$log" 2>&1; then
+    result=ok
+  else
+    result=crash
+    status=1
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
+  echo "{\"target\": \"$t\", \"seconds\": $seconds, \"executions\": ${runs:-0}, \"edges\": ${cov:-0}, \"result\": \"$result\"}"
+  if [ "$result" = crash ]; then
+    grep -m1 -A20 "ERROR: \|==ERROR\|runtime error\|uncaught exception\|deadly signal" "$log" || tail -30 "$log"
+  fi
+done
+exit $status

@@ -1,0 +1,34 @@
+// For fuzz targets whose parser reads files (the memory-mapped index, token files):
+// writes the input to a file of this process's own directory, reused between runs.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace evenfeed::fuzz {
+
+inline std::filesystem::path scratch_dir() {
+  static const std::filesystem::path dir = [] {
+    const std::filesystem::path base =
+        std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
+    auto d = base / ("evenfeed-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+inline std::filesystem::path write_input(const std::string& name, const uint8_t* data,
+                                         size_t size) {
+  const auto path = scratch_dir() / name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  return path;
+}
+
+}  // namespace evenfeed::fuzz

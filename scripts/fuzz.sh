@@ -14,9 +14,12 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(record manifest index jpeg tokens)
 build=${BUILD_DIR:-build-fuzz}
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVENFEED_FUZZ=ON \
-  -DEVENFEED_CUDA=OFF -DEVENFEED_WERROR=OFF > "$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 1; }
+# Reuses a build already configured for fuzzing (scripts/test.sh's build-asan).
+if ! grep -q "^EVENFEED_FUZZ:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DEVENFEED_FUZZ=ON -DEVENFEED_CUDA=OFF -DEVENFEED_WERROR=OFF \
+    -DEVENFEED_TORCH_EXAMPLE=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" > "$build.build.log" 2>&1 ||
   { tail -50 "$build.build.log"; exit 1; }
 

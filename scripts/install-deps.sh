@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git clang-format
+  clang libclang-rt-14-dev        # sanitizer and libFuzzer builds (scripts/test.sh, fuzz.sh)
   liblmdb-dev lmdb-utils          # shard storage
   libtbb-dev                      # all CPU parallelism (oneTBB)
   libturbojpeg0-dev libjpeg62-turbo-dev  # JPEG decode/encode, lossless transcode

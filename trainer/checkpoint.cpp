@@ -43,7 +43,7 @@ struct Reader {
       fail(
           "{}: checkpoint is truncated at byte {}; it was not written completely, use an older one",
           file.string(), at);
-    std::memcpy(out, bytes.data() + at, n);
+    if (n > 0) std::memcpy(out, bytes.data() + at, n);  // out may be null when n is 0
     at += n;
   }
   uint64_t u64() {

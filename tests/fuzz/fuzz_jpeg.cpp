@@ -38,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (decoder.decode(jpeg, crop, out, out, region)) return 0;
   evenfeed::ImageOutput output;
   output.size = out;
-  output.layout = (data[4] & 2) ? evenfeed::ImageLayout::kFloat32NCHW
-                                : evenfeed::ImageLayout::kUint8NHWC;
+  output.layout =
+      (data[4] & 2) ? evenfeed::ImageLayout::kFloat32NCHW : evenfeed::ImageLayout::kUint8NHWC;
   static std::vector<uint8_t> resize_scratch;
   std::vector<uint8_t> destination(output.sample_bytes());
   evenfeed::resize_and_store(region, crop.flip, output, resize_scratch, destination.data());

@@ -8,8 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    evenfeed::Manifest m =
-        evenfeed::Manifest::from_json(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    evenfeed::Manifest m = evenfeed::Manifest::from_json(
+        std::string(reinterpret_cast<const char*>(data), size), "fuzz");
     (void)m.to_json();
   } catch (const evenfeed::Error&) {
   }

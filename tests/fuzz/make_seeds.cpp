@@ -45,14 +45,15 @@ void jpeg_seeds(const fs::path& dir) {
   const std::vector<std::pair<std::string, evenfeed::testing::JpegSpec>> kinds = {
       {"420", {.width = 40, .height = 30}},
       {"444", {.width = 33, .height = 17, .subsampling = TJSAMP_444}},
-      {"422-progressive", {.width = 48, .height = 40, .subsampling = TJSAMP_422, .progressive = true}},
+      {"422-progressive",
+       {.width = 48, .height = 40, .subsampling = TJSAMP_422, .progressive = true}},
       {"grey", {.width = 24, .height = 24, .subsampling = TJSAMP_GRAY, .pixel_format = TJPF_GRAY}},
       {"cmyk", {.width = 20, .height = 28, .subsampling = TJSAMP_444, .pixel_format = TJPF_CMYK}},
   };
   uint8_t prefix = 0;
   for (const auto& [name, spec] : kinds) {
     std::vector<std::byte> input = {std::byte{prefix}, std::byte{40}, std::byte{200},
-                                    std::byte{180}, std::byte{1}, std::byte{16}};
+                                    std::byte{180},    std::byte{1},  std::byte{16}};
     auto jpeg = make_jpeg(spec);
     input.insert(input.end(), jpeg.begin(), jpeg.end());
     write_file(dir / ("seed-" + name), input);

@@ -43,10 +43,12 @@ fi
 
 if [[ " $stages " == *" tsan "* ]]; then
   stage "tsan (loader and communicator tests)"
-  configure_sanitized build-tsan -DEVENFEED_TSAN=ON
+  bash scripts/tsan-tbb.sh build-tsan-tbb  # oneTBB instrumented too (see that script)
+  configure_sanitized build-tsan -DEVENFEED_TSAN=ON -DTBB_DIR="$PWD/build-tsan-tbb/lib/cmake/TBB"
   cmake --build build-tsan -j"$jobs" --target loader_tests comm_tests comm_fault_tests comm_fault_probe \
     > build-tsan.build.log || { tail -40 build-tsan.build.log; exit 1; }
   export TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp"
-  (cd build-tsan && ctest -j"$jobs" --output-on-failure --timeout 900 -R "^(Loader|ReadFaults|comm_mpi|CommFault)")
+  (cd build-tsan && ctest -j"$jobs" --output-on-failure --timeout 900 \
+    -R "^(Loader|ReadFaults|comm_mpi|CommunicatorFaults)")
 fi
 stage done

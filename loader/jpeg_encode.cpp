@@ -2,6 +2,8 @@
 
 #include <png.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 namespace evenfeed {
@@ -32,6 +34,12 @@ std::optional<std::string> read_rgb_image(const std::filesystem::path& path,
     image.version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) {
       return std::string("unreadable PNG: ") + image.message;
+    }
+    // A header is cheap to forge: refuse sizes no photograph has before allocating.
+    if (static_cast<uint64_t>(image.width) * image.height > kMaxReencodePixels) {
+      png_image_free(&image);
+      return fmt::format("PNG of {} x {} pixels is larger than {} megapixels; resize it first",
+                         image.width, image.height, kMaxReencodePixels / 1000000);
     }
     image.format = PNG_FORMAT_RGB;
     out.width = static_cast<int>(image.width);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -28,6 +29,9 @@ struct RgbImage {
   int width = 0, height = 0;
   std::vector<unsigned char> rgb;
 };
+
+// The largest image --reencode decodes (16K x 16K): larger headers are refused.
+inline constexpr uint64_t kMaxReencodePixels = uint64_t{1} << 28;
 
 // Reads a PNG (any bit depth; alpha composited on white), BMP or PPM. Returns a
 // description of the problem or nothing.

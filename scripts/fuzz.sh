@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(record manifest index jpeg tokens)
+[ ${#targets[@]} -gt 0 ] || targets=(record manifest index jpeg tokens reencode checkpoint)
 build=${BUILD_DIR:-build-fuzz}
 
 # Reuses a build already configured for fuzzing (scripts/test.sh's build-asan).
@@ -19,9 +19,13 @@ if ! grep -q "^EVENFEED_FUZZ:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
     -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DEVENFEED_FUZZ=ON -DEVENFEED_CUDA=OFF -DEVENFEED_WERROR=OFF \
     -DEVENFEED_TORCH_EXAMPLE=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+else
+  cmake "$build" > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi
-cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" > "$build.build.log" 2>&1 ||
-  { tail -50 "$build.build.log"; exit 1; }
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then  # FUZZ_NO_BUILD=1: several lanes share one build
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" > "$build.build.log" 2>&1 ||
+    { tail -50 "$build.build.log"; exit 1; }
+fi
 
 status=0
 for t in "${targets[@]}"; do

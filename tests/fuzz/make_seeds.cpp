@@ -11,6 +11,7 @@
 #include "loader/record.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
+#include "trainer/checkpoint.h"
 
 namespace fs = std::filesystem;
 using evenfeed::testing::make_jpeg;
@@ -98,6 +99,22 @@ void dataset_seeds(const fs::path& corpus) {
   }
 }
 
+void reencode_seeds(const fs::path& dir) {
+  write_file(dir / "seed-png", evenfeed::testing::make_png(12, 9, 3));
+  std::string ppm = "P6\n4 3\n255\n";
+  for (int i = 0; i < 4 * 3 * 3; ++i) ppm.push_back(static_cast<char>(i * 7));
+  write_text(dir / "seed-ppm", ppm);
+}
+
+void checkpoint_seeds(const fs::path& dir) {
+  evenfeed::Checkpoint c;
+  c.meta = {{"version", 1},
+            {"step", 3},
+            {"plan", {{"seed", 1}, {"epoch", 0}, {"served", nlohmann::json::array()}}}};
+  c.arrays = {{1.0f, -2.0f, 0.5f}, {}, {0.25f}};
+  evenfeed::write_checkpoint(dir / "seed-small", c);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,12 +123,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path corpus = argv[1];
-  for (const char* t : {"record", "manifest", "index", "jpeg", "tokens"})
+  for (const char* t : {"record", "manifest", "index", "jpeg", "tokens", "reencode", "checkpoint"})
     fs::create_directories(corpus / t);
   record_seeds(corpus / "record");
   jpeg_seeds(corpus / "jpeg");
   token_seeds(corpus / "tokens");
   dataset_seeds(corpus);
+  reencode_seeds(corpus / "reencode");
+  checkpoint_seeds(corpus / "checkpoint");
   std::printf("seeds written to %s\n", corpus.c_str());
   return 0;
 }

@@ -30,10 +30,9 @@ void PinnedBuffer::reserve(size_t bytes) {
   if (pinned_) {
     data_ = static_cast<uint8_t*>(gpu_host_alloc(rounded));
   } else {
-    // Straight from the kernel rather than malloc: page-aligned, and given back whole
-    // when released. Through malloc, each freed slot raised glibc's mmap threshold, and
-    // the next loader's slots came from the heap and fragmented it (resident memory
-    // crept up over thousands of epochs; see RELIABILITY.md, Soak).
+    // Straight from the kernel rather than malloc: page-aligned, and given back to the
+    // system whole when the loader that owns it goes (through malloc, freed slots of a
+    // few MiB moved glibc's mmap threshold up and later ones were carved from the heap).
     void* memory =
         ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (memory == MAP_FAILED) fail("out of memory allocating a {} byte batch buffer", rounded);

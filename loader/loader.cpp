@@ -194,9 +194,8 @@ void Loader::Impl::load_or_substitute(Worker& w, Batch::Slot* slot, size_t i) {
   for (int attempt = 0; attempt < kSubstituteTries; ++attempt) {
     CounterRng rng(options.seed, RngStream::kSubstitute, epoch,
                    id * kSubstituteTries + static_cast<uint64_t>(attempt));
-    const uint64_t other = attempt < kSubstituteTries / 2
-                               ? shard.first_id + rng.below(shard.count)
-                               : rng.below(dataset.size());
+    const uint64_t other = attempt < kSubstituteTries / 2 ? shard.first_id + rng.below(shard.count)
+                                                          : rng.below(dataset.size());
     if (other == id || load(w, slot, i, other)) continue;
     slot->ids.samples[i] = other;
     slot->replaced[i] = id;

@@ -27,24 +27,38 @@ if [ -z "${FUZZ_NO_BUILD:-}" ]; then  # FUZZ_NO_BUILD=1: several lanes share one
     { tail -50 "$build.build.log"; exit 1; }
 fi
 
+# Fuzzes one target (one process); writes its result next to its log.
+fuzz_one() {
+  local t=$1 log="$build/fuzz_$1.log" result=ok
+  mkdir -p "$build/corpus/$t" "$build/crashes/$t"
+  "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" "tests/fuzz/corpus/$t" \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+    -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 > "$log" 2>&1 || result=crash
+  echo "$result" > "$build/fuzz_$t.result"
+}
+
+# One target per core at a time (FUZZ_JOBS to change it).
+jobs=${FUZZ_JOBS:-$(nproc)}
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
+
 status=0
 for t in "${targets[@]}"; do
-  mkdir -p "$build/corpus/$t" "$build/crashes/$t"
   log="$build/fuzz_$t.log"
-  # One job per core would be faster, but the suite runs beside other work; one
-  # process per target keeps the figures comparable between runs.
-  if "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" "tests/fuzz/corpus/$t" \
-      -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-      -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 > "$log" 2>&1; then
-    result=ok
-  else
-    result=crash
-    status=1
-  fi
+  result=$(cat "$build/fuzz_$t.result")
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   echo "{\"target\": \"$t\", \"seconds\": $seconds, \"executions\": ${runs:-0}, \"edges\": ${cov:-0}, \"result\": \"$result\"}"
   if [ "$result" = crash ]; then
+    status=1
     grep -m1 -A20 "ERROR: \|==ERROR\|runtime error\|uncaught exception\|deadly signal" "$log" || tail -30 "$log"
   fi
 done

@@ -9,18 +9,33 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 namespace evenfeed::fuzz {
 
-inline std::filesystem::path scratch_dir() {
-  static const std::filesystem::path dir = [] {
+// This process's directory, removed when the process exits normally (libFuzzer's runs
+// and the regression driver both end through exit()).
+class ScratchDir {
+ public:
+  ScratchDir() {
     const std::filesystem::path base =
         std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
-    auto d = base / ("evenfeed-fuzz-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+    path_ = base / ("evenfeed-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline const std::filesystem::path& scratch_dir() {
+  static const ScratchDir dir;
+  return dir.path();
 }
 
 inline std::filesystem::path write_input(const std::string& name, const uint8_t* data,

@@ -2,10 +2,12 @@
 # Fuzzes every parser of outside bytes with libFuzzer (clang, ASan+UBSan), each target
 # for SECONDS (default 60), starting from its seeds in tests/fuzz/corpus/<target>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]        (BUILD_DIR=build-fuzz by default)
-# New inputs found go to BUILD_DIR/corpus/<target>/ (not into the repository). A crash
-# stops the script with the reproducer in BUILD_DIR/crashes/<target>/: fix the bug,
-# then copy the reproducer into tests/fuzz/corpus/<target>/, where every build's
-# tests run it from then on (fuzz_regress_<target>). Prints one JSON line per target.
+# Targets run one per core at a time (FUZZ_JOBS to change it; FUZZ_NO_BUILD=1 skips the
+# build, for several invocations sharing one). New inputs found go to
+# BUILD_DIR/corpus/<target>/ (not into the repository). A crash makes the script exit 1
+# with the reproducer in BUILD_DIR/crashes/<target>/: fix the bug, then copy the
+# reproducer into tests/fuzz/corpus/<target>/, where every build's tests run it from
+# then on (fuzz_regress_<target>). Prints one JSON line per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -53,6 +53,23 @@ void Dataset::release_resident_pages() const {
   }
 }
 
+void Dataset::release_record_pages(const RecordView& view, bool with_root) const {
+  const ShardReader& reader = shard(view.shard);
+  const std::byte* record = view.payload.data() - RecordHeader::kSize;
+  const size_t bytes = view.payload.size() + RecordHeader::kSize;
+  if (view.payload.data() != nullptr) reader.release_around(record, bytes);
+  // Small records live in their leaf page: one release then covers both.
+  const std::byte* leaf = view.leaf;
+  if (leaf != nullptr && !reader.same_neighbourhood(leaf, record, bytes)) {
+    reader.release_around(leaf, 1);
+  }
+  const std::byte* root = with_root ? reader.root_page() : nullptr;
+  if (root != nullptr && !reader.same_neighbourhood(root, record, bytes) &&
+      (leaf == nullptr || !reader.same_neighbourhood(root, leaf, 1))) {
+    reader.release_around(root, 1);
+  }
+}
+
 RecordKind Dataset::expected_record_kind() const {
   if (manifest_.kind == DatasetKind::kImage) return RecordKind::kJpeg;
   return manifest_.token_dtype == TokenDtype::kUint16 ? RecordKind::kTokensU16
@@ -66,25 +83,33 @@ std::string Dataset::describe(uint64_t id) const {
 }
 
 Dataset::ReadSession::ReadSession(const Dataset& dataset)
-    : dataset_(dataset), txns_(dataset.manifest_.shards.size(), nullptr) {}
+    : dataset_(dataset), open_(dataset.manifest_.shards.size()) {}
 
 Dataset::ReadSession::~ReadSession() {
-  for (MDB_txn* txn : txns_) {
-    if (txn != nullptr) mdb_txn_abort(txn);
+  for (Open& open : open_) {
+    if (open.cursor != nullptr) mdb_cursor_close(open.cursor);
+    if (open.txn != nullptr) mdb_txn_abort(open.txn);
   }
 }
 
-MDB_txn* Dataset::ReadSession::txn(uint32_t shard) {
-  if (txns_[shard] == nullptr) txns_[shard] = dataset_.shard(shard).begin_read();
-  return txns_[shard];
+MDB_cursor* Dataset::ReadSession::cursor(uint32_t shard) {
+  Open& open = open_[shard];
+  if (open.cursor == nullptr) {
+    const ShardReader& reader = dataset_.shard(shard);
+    if (open.txn == nullptr) open.txn = reader.begin_read();
+    open.cursor = reader.open_cursor(open.txn);
+  }
+  return open.cursor;
 }
 
 std::optional<std::string> Dataset::try_read(ReadSession& session, uint64_t id,
                                              bool verify_checksum, RecordView& out) const {
   out.id = id;
   out.shard = shard_of(id);
-  std::span<const std::byte> value = env_.read_record(shard(out.shard), session.txn(out.shard), id);
+  const StoredRecord stored = env_.read_record(shard(out.shard), session.cursor(out.shard), id);
+  const std::span<const std::byte> value = stored.bytes;
   if (value.empty()) return std::string("record is missing from its shard");
+  out.leaf = stored.leaf;
   if (auto problem = decode_record_header(value, out.header)) return problem;
   out.payload = value.subspan(RecordHeader::kSize);
   if (out.header.kind != expected_record_kind()) {

@@ -30,6 +30,7 @@ struct RecordView {
   uint32_t shard = 0;
   RecordHeader header;
   std::span<const std::byte> payload;  // valid while the ReadSession lives
+  const std::byte* leaf = nullptr;     // where the lookup's B-tree leaf lies in the map
 };
 
 class Dataset {
@@ -58,11 +59,16 @@ class Dataset {
     ~ReadSession();
     ReadSession(const ReadSession&) = delete;
     ReadSession& operator=(const ReadSession&) = delete;
-    MDB_txn* txn(uint32_t shard);
+    // This thread's cursor on `shard`, in a read transaction begun on first use.
+    MDB_cursor* cursor(uint32_t shard);
 
    private:
+    struct Open {
+      MDB_txn* txn = nullptr;
+      MDB_cursor* cursor = nullptr;
+    };
     const Dataset& dataset_;
-    std::vector<MDB_txn*> txns_;
+    std::vector<Open> open_;
   };
 
   // Reads and checks a record: returns a description of what is wrong (missing,
@@ -75,6 +81,10 @@ class Dataset {
   // Drops the opened shards' pages from the resident set (see ShardReader), so a
   // reader's memory does not grow with the dataset it has touched.
   void release_resident_pages() const;
+  // Drops the pages a read of `view` mapped, record and B-tree leaf, with their whole
+  // page-cache folios (see ShardReader::release_around). A loader calls it once a
+  // sample is decoded, so its resident memory is bounded by the samples in flight.
+  void release_record_pages(const RecordView& view, bool with_root = true) const;
 
   // "sample 12 (shard-00000.lmdb, source cats/1.jpg)": for error messages.
   std::string describe(uint64_t id) const;

@@ -1,14 +1,12 @@
 #include "loader/loader.h"
 
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,14 +30,6 @@ constexpr int kSubstituteTries = 16;
 uint64_t nanoseconds_since(Clock::time_point start) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-}
-
-// Drops the pages under `bytes` from the resident set (they stay in the page cache).
-void release_pages(std::span<const std::byte> bytes) {
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(bytes.data() + bytes.size());
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace
@@ -152,6 +142,7 @@ std::optional<std::string> Loader::Impl::load(Worker& w, Batch::Slot* slot, size
     std::fill(mask, mask + length, uint8_t{1});
     std::fill(mask + length, mask + slot->max_length, uint8_t{0});
     collate_ns += nanoseconds_since(start);
+    if (options.release_pages) dataset.release_record_pages(view, false);
     return std::nullopt;
   }
   const IndexEntry entry = dataset.index().entry(id);
@@ -169,7 +160,7 @@ std::optional<std::string> Loader::Impl::load(Worker& w, Batch::Slot* slot, size
   if (auto bad = w.decoder.decode(view.payload, crop, size, size, region)) return bad;
   decode_ns += nanoseconds_since(start);
   // The payload is decoded: drop its pages now, not only at the end of the batch.
-  if (options.release_pages) release_pages(view.payload);
+  if (options.release_pages) dataset.release_record_pages(view);
   start = Clock::now();
   resize_and_store(region, crop.flip, options.image, w.scratch,
                    slot->data.data() + i * options.image.sample_bytes());

@@ -45,9 +45,10 @@ struct LoaderOptions {
   ImageOutput image;  // size and layout of image batches
   BadRecordPolicy on_bad = BadRecordPolicy::kFail;
   bool verify_checksums = false;  // check each payload's XXH3 as it is read
-  // After each batch, drop the dataset's mapped pages from this process (madvise
-  // DONTNEED): they stay in the page cache, but the loader's resident memory no longer
-  // grows with the dataset it has read. Off only to measure the difference.
+  // Drop the dataset's mapped pages from this process (madvise DONTNEED) around each
+  // sample once it is decoded or collated, and all of them after each batch: they stay
+  // in the page cache, but the loader's resident memory is bounded by the samples in
+  // flight, not by the dataset it has read. Off only to measure the difference.
   bool release_pages = true;
   // Batch slots in page-locked memory when a GPU is visible (cuda/pinned_memory.h), so
   // the device feeder's copies run asynchronously; ordinary memory otherwise.

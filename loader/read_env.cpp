@@ -10,9 +10,8 @@ namespace {
 
 class MapReadEnv : public ReadEnv {
  public:
-  std::span<const std::byte> read_record(const ShardReader& shard, MDB_txn* txn,
-                                         uint64_t id) override {
-    return shard.get(txn, id);
+  StoredRecord read_record(const ShardReader& shard, MDB_cursor* cursor, uint64_t id) override {
+    return shard.get(cursor, id);
   }
 };
 
@@ -26,27 +25,29 @@ ReadEnv& default_read_env() {
 FaultyReadEnv::FaultyReadEnv(std::vector<ReadFaultRule> rules, ReadEnv& base)
     : rules_(std::move(rules)), base_(base) {}
 
-std::span<const std::byte> FaultyReadEnv::read_record(const ShardReader& shard, MDB_txn* txn,
-                                                      uint64_t id) {
+StoredRecord FaultyReadEnv::read_record(const ShardReader& shard, MDB_cursor* cursor, uint64_t id) {
   const auto rule = std::find_if(rules_.begin(), rules_.end(),
                                  [id](const ReadFaultRule& r) { return r.id == id; });
-  std::span<const std::byte> bytes = base_.read_record(shard, txn, id);
-  if (rule == rules_.end()) return bytes;
+  StoredRecord record = base_.read_record(shard, cursor, id);
+  if (rule == rules_.end()) return record;
+  const std::span<const std::byte> bytes = record.bytes;
   ++faults_served_;
   switch (rule->fault) {
     case ReadFault::kFail:
       fail("{}: injected read failure at sample {}", shard.path().string(), id);
     case ReadFault::kShort:
-      return bytes.first(std::min(rule->byte, bytes.size()));
+      record.bytes = bytes.first(std::min(rule->byte, bytes.size()));
+      return record;
     case ReadFault::kFlipBit: {
       // The map is read-only: damage a per-thread copy instead.
       thread_local std::vector<std::byte> copy;
       copy.assign(bytes.begin(), bytes.end());
       if (rule->byte < copy.size()) copy[rule->byte] ^= std::byte{1};
-      return copy;
+      record.bytes = copy;
+      return record;
     }
   }
-  return bytes;
+  return record;
 }
 
 }  // namespace evenfeed

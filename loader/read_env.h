@@ -13,18 +13,18 @@
 #include <span>
 #include <vector>
 
-namespace evenfeed {
+#include "loader/shard_reader.h"
 
-class ShardReader;
+namespace evenfeed {
 
 class ReadEnv {
  public:
   virtual ~ReadEnv() = default;
-  // The stored bytes (header and payload) of sample `id` in `shard`, or an empty span
-  // when the shard holds no such record. Valid while `txn` lives and until this
-  // thread's next read. Throws Error when the read itself fails.
-  virtual std::span<const std::byte> read_record(const ShardReader& shard, MDB_txn* txn,
-                                                 uint64_t id) = 0;
+  // The stored bytes (header and payload) of sample `id` in `shard`, empty when the
+  // shard holds no such record, read through `cursor` (see ShardReader::get). Valid
+  // while the cursor's transaction lives and until this thread's next read. Throws
+  // Error when the read itself fails.
+  virtual StoredRecord read_record(const ShardReader& shard, MDB_cursor* cursor, uint64_t id) = 0;
 };
 
 // Reads in place from the shard's map: what every Dataset uses unless told otherwise.
@@ -46,8 +46,7 @@ struct ReadFaultRule {
 class FaultyReadEnv : public ReadEnv {
  public:
   explicit FaultyReadEnv(std::vector<ReadFaultRule> rules, ReadEnv& base = default_read_env());
-  std::span<const std::byte> read_record(const ShardReader& shard, MDB_txn* txn,
-                                         uint64_t id) override;
+  StoredRecord read_record(const ShardReader& shard, MDB_cursor* cursor, uint64_t id) override;
   // Reads damaged so far, over every thread.
   uint64_t faults_served() const { return faults_served_.load(); }
 

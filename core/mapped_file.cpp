@@ -90,4 +90,8 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path,
   return std::nullopt;
 }
 
+void MappedFile::release_resident_pages() const {
+  if (size_ > 0) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
+}
+
 }  // namespace evenfeed

@@ -25,6 +25,9 @@ class MappedFile {
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }
   const std::filesystem::path& path() const { return path_; }
+  // Drops the mapped pages from the process's resident set (madvise DONTNEED); they
+  // stay in the page cache and the next access faults them back in.
+  void release_resident_pages() const;
 
  private:
   void release();

@@ -51,6 +51,7 @@ void Dataset::release_resident_pages() const {
     // Only shards already opened (the flag is set after the reader is complete).
     if (slot.opened.load(std::memory_order_acquire)) slot.reader->release_resident_pages();
   }
+  index_->release_resident_pages();
 }
 
 void Dataset::release_record_pages(const RecordView& view, bool with_root) const {

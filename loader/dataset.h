@@ -78,8 +78,8 @@ class Dataset {
   // As try_read, but throws an Error naming the sample, shard and source.
   RecordView read(ReadSession& session, uint64_t id, bool verify_checksum = false) const;
 
-  // Drops the opened shards' pages from the resident set (see ShardReader), so a
-  // reader's memory does not grow with the dataset it has touched.
+  // Drops the opened shards' and the index's pages from the resident set (see
+  // ShardReader), so a reader's memory does not grow with the dataset it has touched.
   void release_resident_pages() const;
   // Drops the pages a read of `view` mapped, record and B-tree leaf, with their whole
   // page-cache folios (see ShardReader::release_around). A loader calls it once a

@@ -50,6 +50,8 @@ class IndexReader {
   std::span<const uint32_t> widths() const { return widths_; }
   std::span<const uint32_t> heights() const { return heights_; }
   std::string_view source_name(uint64_t id) const;
+  // Drops the index's mapped pages from the resident set (they stay in the page cache).
+  void release_resident_pages() const { file_.release_resident_pages(); }
   IndexEntry entry(uint64_t id) const {
     return {lengths_[id], labels_[id], widths_[id], heights_[id]};
   }

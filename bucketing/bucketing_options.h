@@ -34,6 +34,12 @@ struct BucketingOptions {
   // Every sample that shares a batch may move at least this far (log length), so batch
   // composition changes between epochs for long samples too.
   double noise_floor = 0.015;
+  // ... and no sample's noise may cost it more than this fraction of the window's mean
+  // length in padding tokens. Tiny samples (a 1-token file, a one-line changelog entry)
+  // can then mix with samples many times longer at almost no padding, which is what
+  // breaks up the huge batches of short samples that dominate the repeated pairs,
+  // while long samples stay in narrow bands.
+  double noise_padding = 0.15;
   // Batches whose costs lie within this fraction of a step's most expensive batch
   // share that step; the rest of the step is completed with batches cut to its level
   // from the shortest samples.

@@ -11,8 +11,9 @@ namespace evenfeed {
 // Samples per batch at or above which a sample is a filler: fine enough grain to cut
 // a batch to any cost level within a few percent.
 static constexpr uint64_t kFillerPerBatch = 16;
-// The widest sort noise any sample gets, in log length.
-static constexpr double kMaxNoise = 3.0;
+// The widest sort noise any sample gets, in log length (a factor of about 3,000): in
+// practice BucketingOptions::noise_padding bounds it first.
+static constexpr double kMaxNoise = 8.0;
 // Seeded shuffles tried when choosing a window's step order.
 static constexpr int kOrderTries = 32;
 
@@ -67,6 +68,10 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
   // samples get wide noise and samples that fill a batch alone get none.
   const double median_per_batch =
       entries.empty() ? 1.0 : static_cast<double>(per_batch(entries[entries.size() / 2].length));
+  double mean_length = 0;
+  for (const Entry& e : entries) mean_length += static_cast<double>(e.length);
+  mean_length /= static_cast<double>(std::max<size_t>(entries.size(), 1));
+  const double padding_allowance = options_.noise_padding * mean_length;
   for (size_t i = 0; i < entries.size(); ++i) {
     const uint64_t n = per_batch(entries[i].length);
     double width = 0;
@@ -78,6 +83,10 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
       const double cap = std::min(kMaxNoise, std::max(options_.noise_floor, widened));
       width = std::min(cap, std::log(static_cast<double>(entries[j].length)) -
                                 std::log(static_cast<double>(entries[i].length)));
+      // A sample sorted up by `width` may be padded by about length x (e^width - 1)
+      // tokens: keep that under the allowance, whatever the sample's length.
+      width =
+          std::min(width, std::log1p(padding_allowance / static_cast<double>(entries[i].length)));
     }
     CounterRng rng(seed_, RngStream::kSortNoise, epoch_, entries[i].id);
     // Only lengths are read above, so the key can be written in place.

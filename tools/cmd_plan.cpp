@@ -56,6 +56,9 @@ void add_plan(CLI::App& app, Runner& run) {
   cmd->add_option("--noise", r.bucketing_options.noise,
                   "Noisy sort reach, in batches (0: plain sort)")
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--noise-padding", r.bucketing_options.noise_padding,
+                  "Most padding the noise may cost a sample, as a fraction of the mean length")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--level-tolerance", r.bucketing_options.level_tolerance,
                   "Cost spread allowed within a step")
       ->check(CLI::Range(0.0, 0.5));

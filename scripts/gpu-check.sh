@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Every check that needs a GPU, in one run, on a machine where scripts/gpu-bundle.sh's
+# archive was unpacked (this script lies in the unpacked folder). Writes one file per
+# check into OUT_DIR and a summary line per check to stdout; exits non-zero if any
+# check failed.
+#   gpu-check.sh OUT_DIR
+# Checks: the GPU tests (normalise kernel against its CPU reference, device feeder,
+# device info) and the NCCL communicator tests (1 rank per GPU, so -np 1 on a one-GPU
+# machine); `evenfeed doctor`; host-to-device bandwidth, pinned against pageable;
+# NCCL all-reduce bandwidth; the GPU code built into libevenfeed_cuda.a (cuobjdump).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: gpu-check.sh OUT_DIR}
+mkdir -p "$out"
+
+# NCCL comes from the machine: CUDA's own folders, or the nvidia-nccl wheel of its Python.
+nccl=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu /opt /usr/local/lib \
+         -name 'libnccl.so.2' 2>/dev/null | head -1)
+export LD_LIBRARY_PATH="$here/lib${nccl:+:$(dirname "$nccl")}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OPAL_PREFIX=$here/ompi PATH=$here/ompi/bin:$here/bin:$PATH
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+failed=0
+check() {  # check NAME COMMAND...: runs it, keeps its output, prints one line
+  local name=$1; shift
+  local start=$SECONDS
+  if "$@" > "$out/$name.txt" 2>&1; then
+    echo "OK      $name ($((SECONDS - start)) s)"
+  else
+    echo "FAILED  $name (exit $?, $((SECONDS - start)) s): see $name.txt"
+    failed=1
+  fi
+}
+
+# One rank per GPU (NCCL refuses two ranks on one device); at least one rank.
+ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$ranks" -ge 1 ] || ranks=1
+{ nvidia-smi -L; echo "libnccl: ${nccl:-not found}"; echo "ranks: $ranks"; } > "$out/machine.txt" 2>&1
+check cuda_tests "$here/bin/cuda_tests" --gtest_color=no
+check nccl_tests mpirun -np "$ranks" "$here/bin/nccl_tests" --gtest_color=no
+check doctor mpirun -np "$ranks" "$here/bin/evenfeed" doctor --json
+check bench_h2d "$here/bin/evenfeed" bench h2d --json
+# With one GPU this only shows NCCL working (bus bandwidth is 0 by definition at n = 1).
+check bench_allreduce mpirun -np "$ranks" "$here/bin/evenfeed" bench allreduce --backend nccl --json
+check cuobjdump bash -c "cuobjdump --list-elf '$here/lib/libevenfeed_cuda.a' &&
+                         cuobjdump --list-ptx '$here/lib/libevenfeed_cuda.a'"
+# A GPU test that skips is not a pass: say so.
+if grep -q "SKIPPED" "$out/cuda_tests.txt" "$out/nccl_tests.txt" 2>/dev/null; then
+  echo "NOTE    some GPU tests skipped:"; grep -h "SKIPPED \]" "$out"/*_tests.txt | sort -u
+fi
+exit $failed

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "loader/jpeg_image_arena.h"
+
 namespace evenfeed {
 namespace {
 
@@ -55,6 +57,7 @@ CropBox snap_to_dct_grid(const CropBox& crop, int d, int width, int height) {
 }
 
 struct JpegRegionDecoder::State {
+  JpegImageArena arena;  // libjpeg's per-image memory, kept from image to image
   jpeg_decompress_struct cinfo{};
   ErrorManager err{};
   std::vector<uint8_t> buffer;  // decoded rows; grows to the largest region, then reused
@@ -67,10 +70,15 @@ JpegRegionDecoder::JpegRegionDecoder() : state_(std::make_unique<State>()) {
   state_->err.base.error_exit = on_error;
   state_->err.base.emit_message = on_message;
   jpeg_create_decompress(&state_->cinfo);
+  state_->arena.install(reinterpret_cast<j_common_ptr>(&state_->cinfo));
 }
 
 JpegRegionDecoder::~JpegRegionDecoder() {
   jpeg_destroy_decompress(&state_->cinfo);
+}
+
+uint64_t JpegRegionDecoder::memory_growths() const {
+  return state_->arena.growths();
 }
 
 std::optional<std::string> JpegRegionDecoder::decode(std::span<const std::byte> jpeg,

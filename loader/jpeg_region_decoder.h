@@ -53,6 +53,11 @@ class JpegRegionDecoder {
   std::optional<std::string> decode(std::span<const std::byte> jpeg, const CropBox& crop,
                                     int out_width, int out_height, DecodedRegion& region);
 
+  // How often libjpeg's per-image memory had to grow (loader/jpeg_image_arena.h): it
+  // stops growing once the largest image has been decoded, and then decoding
+  // allocates nothing.
+  uint64_t memory_growths() const;
+
  private:
   struct State;
   std::unique_ptr<State> state_;

@@ -18,6 +18,7 @@
 #include "cuda/device_info.h"
 #include "cuda/gpu_runtime.h"
 #include "cuda/nccl_communicator.h"
+#include "tests/support/collective_values.h"
 
 namespace evenfeed {
 namespace {
@@ -48,8 +49,7 @@ std::string reason_to_skip(int local_size) {
 
 // A device buffer of `bytes`, freed at the end of the test.
 struct DeviceBuffer {
-  explicit DeviceBuffer(size_t size)
-      : bytes(size), data(size ? gpu_device_alloc(size) : nullptr) {}
+  explicit DeviceBuffer(size_t size) : bytes(size), data(size ? gpu_device_alloc(size) : nullptr) {}
   ~DeviceBuffer() { gpu_device_free(data); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -71,19 +71,8 @@ std::unique_ptr<DeviceBuffer> to_device(const std::vector<T>& values) {
   return buffer;
 }
 
-// Rank r contributes r + 1 + (i % 7) at element i: small integers, exact in float32 and
-// in bfloat16, with sums known in closed form.
-std::vector<float> contribution(int rank, size_t count) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i)
-    values[i] = static_cast<float>(rank + 1) + static_cast<float>(i % 7);
-  return values;
-}
-
-float expected_sum(int world, size_t i) {
-  return static_cast<float>(world * (world + 1) / 2) +
-         static_cast<float>(world) * static_cast<float>(i % 7);
-}
+using testing::contribution;
+using testing::expected_sum;
 
 class NcclCommunicatorTest : public ::testing::Test {
  protected:

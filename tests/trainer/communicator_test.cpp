@@ -8,6 +8,7 @@
 
 #include "core/bfloat16.h"
 #include "core/error.h"
+#include "tests/support/collective_values.h"
 #include "trainer/mpi_communicator.h"
 
 namespace evenfeed {
@@ -19,18 +20,8 @@ class MpiCommunicatorTest : public ::testing::Test {
   int rank = comm.rank(), world = comm.world_size();
 };
 
-// Rank r contributes r + 1 + i / 7 at element i: the sum is known in closed form.
-std::vector<float> contribution(int rank, size_t count) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i)
-    values[i] = static_cast<float>(rank + 1) + static_cast<float>(i % 7);
-  return values;
-}
-
-float expected_sum(int world, size_t i) {
-  return static_cast<float>(world * (world + 1) / 2) +
-         static_cast<float>(world) * static_cast<float>(i % 7);
-}
+using testing::contribution;
+using testing::expected_sum;
 
 TEST_F(MpiCommunicatorTest, SumsFloatsOfEverySize) {
   for (size_t count : {size_t{0}, size_t{1}, size_t{1001}, (size_t{1} << 22) + 3}) {

@@ -55,10 +55,11 @@ void Dataset::release_resident_pages() const {
 }
 
 void Dataset::release_record_pages(const RecordView& view, bool with_root) const {
+  if (view.payload.data() == nullptr) return;  // nothing was read
   const ShardReader& reader = shard(view.shard);
   const std::byte* record = view.payload.data() - RecordHeader::kSize;
   const size_t bytes = view.payload.size() + RecordHeader::kSize;
-  if (view.payload.data() != nullptr) reader.release_around(record, bytes);
+  reader.release_around(record, bytes);
   // Small records live in their leaf page: one release then covers both.
   const std::byte* leaf = view.leaf;
   if (leaf != nullptr && !reader.same_neighbourhood(leaf, record, bytes)) {

@@ -81,9 +81,11 @@ class Dataset {
   // Drops the opened shards' and the index's pages from the resident set (see
   // ShardReader), so a reader's memory does not grow with the dataset it has touched.
   void release_resident_pages() const;
-  // Drops the pages a read of `view` mapped, record and B-tree leaf, with their whole
-  // page-cache folios (see ShardReader::release_around). A loader calls it once a
-  // sample is decoded, so its resident memory is bounded by the samples in flight.
+  // Drops the pages a read of `view` mapped (record, B-tree leaf and, `with_root`, the
+  // root) with their whole page-cache folios (see ShardReader::release_around). A
+  // loader calls it once a sample is decoded, so its resident memory is bounded by the
+  // samples in flight. Readers of many small records pass with_root = false: every
+  // lookup would fault the root back in, and the per-batch release drops it anyway.
   void release_record_pages(const RecordView& view, bool with_root = true) const;
 
   // "sample 12 (shard-00000.lmdb, source cats/1.jpg)": for error messages.

@@ -36,9 +36,8 @@ class JpegImageArena {
   // cinfo->client_data. The arena must outlive every use of `cinfo`.
   void install(j_common_ptr cinfo);
 
-  // Bytes in the kept block, and how many times it had to grow (each growth is one
-  // allocation; none once the largest image has been seen).
-  size_t capacity() const { return capacity_; }
+  // How many times the kept block had to grow (each growth is one allocation; none
+  // once the largest image has been seen).
   uint64_t growths() const { return growths_; }
 
   // For the memory manager's methods (see the .cpp): `bytes`, 32-byte aligned, from

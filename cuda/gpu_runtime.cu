@@ -121,6 +121,11 @@ void gpu_copy_to_host(void* host, const void* device, size_t bytes) {
   CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
 }
 
+void gpu_memset_async(void* device, int value, size_t bytes, GpuStream stream) {
+  if (bytes > 0)
+    CUDA_CHECK(cudaMemsetAsync(device, value, bytes, static_cast<cudaStream_t>(stream)));
+}
+
 void gpu_copy_to_device(void* device, const void* host, size_t bytes) {
   CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
 }

@@ -41,6 +41,8 @@ void gpu_stream_wait(GpuStream stream, GpuEvent event);
 
 void gpu_copy_to_device_async(void* device, const void* host, size_t bytes, GpuStream stream);
 void gpu_copy_to_host(void* host, const void* device, size_t bytes);
+// Sets `bytes` of device memory to `value`, queued on `stream`.
+void gpu_memset_async(void* device, int value, size_t bytes, GpuStream stream);
 void gpu_copy_to_device(void* device, const void* host, size_t bytes);
 
 }  // namespace evenfeed

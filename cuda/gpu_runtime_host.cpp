@@ -71,6 +71,9 @@ float gpu_event_elapsed_ms(GpuEvent, GpuEvent) {
 void gpu_stream_wait(GpuStream, GpuEvent) {
   no_cuda("gpu_stream_wait");
 }
+void gpu_memset_async(void*, int, size_t, GpuStream) {
+  no_cuda("gpu_memset_async");
+}
 void gpu_copy_to_device_async(void*, const void*, size_t, GpuStream) {
   no_cuda("gpu_copy_to_device_async");
 }

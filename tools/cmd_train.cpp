@@ -8,7 +8,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/log.h"
+#include "cuda/device_info.h"
+#include "cuda/nccl_communicator.h"
 #include "tools/commands.h"
 #include "tools/ranked.h"
 #include "trainer/mpi_communicator.h"
@@ -68,8 +71,22 @@ void print_result(const TrainResult& r, const TrainFlags& f, const MpiRuntime& m
                 r.interrupted ? "interrupted: checkpoint written" : "stopped at --stop-at-step");
 }
 
+// One GPU per rank on each host: the local rank picks it. With --device auto a host
+// without GPUs trains on the CPU; one with fewer GPUs than ranks is an error either way.
+void choose_gpu(const MpiRuntime& mpi, TrainOptions& o) {
+  o.gpu = mpi.local_rank();
+  if (o.device == "cpu") return;
+  const size_t gpus = query_gpus().devices.size();
+  if (gpus == 0 && o.device == "auto") return;
+  EVENFEED_CHECK(static_cast<size_t>(mpi.local_size()) <= gpus,
+                 "{} rank(s) on host {} but {} GPU(s) visible there; start one rank per GPU, or "
+                 "train with --device cpu",
+                 mpi.local_size(), mpi.host(), gpus);
+}
+
 int run_train(MpiRuntime& mpi, TrainFlags& f) {
   TrainOptions o = f.o;
+  choose_gpu(mpi, o);
   o.optimizer.kind = f.optimizer == "adamw" ? OptimizerKind::kAdamW : OptimizerKind::kSgd;
   o.optimizer.lr = f.lr > 0 ? f.lr : (o.optimizer.kind == OptimizerKind::kSgd ? 0.02 : 1e-3);
   o.bucketed = !f.unbucketed;
@@ -85,7 +102,16 @@ int run_train(MpiRuntime& mpi, TrainFlags& f) {
                  static_cast<unsigned long>(p.step), static_cast<unsigned long>(p.total_steps),
                  p.epoch, p.loss, p.samples_per_sec);
   };
-  const TrainResult result = train(o, *comm, mpi.local_size(), progress);
+  // GPU gradients go over NCCL, bootstrapped through MPI and ordered after the
+  // engine's stream.
+  auto nccl = [&o](GpuStream stream) {
+    NcclOptions options;
+    options.device = o.gpu;
+    options.compute_stream = stream;
+    options.init_timeout = o.timeout;
+    return make_nccl_communicator(MPI_COMM_WORLD, options);
+  };
+  const TrainResult result = train(o, *comm, mpi.local_size(), progress, nccl);
   if (terminal) std::fprintf(stderr, "\n");
   comm.reset();
   if (mpi.rank() == 0) print_result(result, f, mpi);
@@ -103,6 +129,9 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_option("--eval-data", o.eval_data, "Held-out dataset, evaluated after each epoch");
   cmd->add_option("--model", o.model, "mlp (images), tokens (token classifier) or auto")
       ->check(CLI::IsMember({"auto", "mlp", "tokens"}));
+  cmd->add_option("--device", o.device,
+                  "cpu, gpu (one per rank; gradients over NCCL), or auto: gpu when visible")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   cmd->add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1u, 100000u));
   cmd->add_option("--batch-size", o.batch_size, "Samples per rank per micro-step")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));

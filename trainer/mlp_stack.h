@@ -27,8 +27,11 @@ class MlpStack {
   void backward(std::span<const float> params, std::span<float> grads, const float* input,
                 size_t rows, float* input_grad, const GradientsReady& ready);
 
- private:
+  const std::vector<int>& dims() const { return dims_; }
+  // Where layer `layer`'s weights start in the flat buffer (its bias follows them).
   size_t weight_offset(size_t layer) const;
+
+ private:
   std::vector<int> dims_;
   size_t offset_;
   std::vector<std::vector<float>> activations_;  // per layer output (post-ReLU)

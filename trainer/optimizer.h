@@ -36,6 +36,7 @@ class Optimizer {
   void step(std::span<float> params, std::span<const float> grads, uint64_t step);
   // Momentum (SGD) or first and second moments (AdamW), for checkpoints.
   std::vector<std::vector<float>>& state() { return state_; }
+  const std::vector<std::vector<float>>& state() const { return state_; }
   const OptimizerOptions& options() const { return options_; }
 
  private:

@@ -17,12 +17,12 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/log.h"
-#include "cuda/normalize.h"
+#include "cuda/gpu_runtime.h"
 #include "loader/dataset.h"
 #include "loader/loader.h"
 #include "sampler/distributed_sampler.h"
 #include "trainer/checkpoint.h"
-#include "trainer/model.h"
+#include "trainer/compute_engine.h"
 #include "trainer/sample_log.h"
 
 namespace evenfeed {
@@ -80,43 +80,6 @@ int count_classes(const Dataset& dataset) {
   return top + 1;
 }
 
-// The model input of a loaded batch; image pixels are normalised into `features`.
-ModelInput model_input(const Batch& batch, const Dataset& dataset, int image_size,
-                       std::vector<float>& features) {
-  ModelInput in;
-  in.count = batch.size();
-  in.labels = batch.labels().data();
-  in.valid = batch.valid().empty() ? nullptr : batch.valid().data();
-  if (dataset.manifest().kind == DatasetKind::kImage) {
-    features.resize(in.count * 3 * static_cast<size_t>(image_size) * image_size);
-    normalize_reference(batch.images_uint8(), {in.count, image_size, image_size}, nullptr, {},
-                        DataType::kFloat32, features.data());
-    in.features = features.data();
-  } else {
-    in.tokens = batch.tokens().data();
-    in.mask = batch.mask().data();
-    in.max_length = batch.max_length();
-  }
-  return in;
-}
-
-// Tokens and padding of a batch: token cells for token data, samples and padding
-// slots for images.
-std::pair<double, double> tokens_and_padding(const Batch& batch, bool tokens) {
-  double real = 0, cells = 0;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    const bool valid = batch.valid().empty() || batch.valid()[i] != 0;
-    if (tokens) {
-      real += valid ? batch.lengths()[i] : 0;
-      cells += batch.max_length();
-    } else {
-      real += valid ? 1 : 0;
-      cells += 1;
-    }
-  }
-  return {real, cells - real};
-}
-
 // Fault injection for the reliability tests (RELIABILITY.md): with
 // EVENFEED_FAULT_KILL_AFTER_STEP=R:S in the environment, rank R kills itself (SIGKILL,
 // no cleanup, as a crash or an OOM kill would) right after optimiser step S. 0: never.
@@ -130,7 +93,8 @@ uint64_t injected_kill_step(int rank) {
 
 class Run {
  public:
-  Run(const TrainOptions& options, Communicator& comm, int local_ranks)
+  Run(const TrainOptions& options, Communicator& comm, int local_ranks,
+      const DeviceCommFactory& device_comm)
       : o_(options),
         comm_(comm),
         rank_(comm.rank()),
@@ -139,19 +103,20 @@ class Run {
         plans_(dataset_, o_),
         telemetry_(world_),
         samples_log_(options.log_samples, comm.rank()),
-        kill_after_step_(injected_kill_step(comm.rank())) {
+        kill_after_step_(injected_kill_step(comm.rank())),
+        device_comm_(device_comm) {
     openblas_set_num_threads(std::max(1, options.compute_threads));
     const bool images = dataset_.manifest().kind == DatasetKind::kImage;
     const std::string model = o_.model == "auto" ? (images ? "mlp" : "tokens") : o_.model;
     EVENFEED_CHECK(model == (images ? "mlp" : "tokens"),
                    "--model {} does not fit {} ({} dataset); use --model {}", model, o_.data,
                    images ? "an image" : "a token", images ? "mlp" : "tokens");
-    const int classes = count_classes(dataset_);
-    model_ = images ? make_image_mlp(o_.image_size, o_.hidden, classes)
-                    : make_token_classifier(static_cast<uint32_t>(dataset_.manifest().vocab_size),
-                                            o_.embed_dim, o_.hidden, classes);
-    params_.resize(model_->parameter_count());
-    grads_.resize(params_.size());
+    spec_.name = model;
+    spec_.classes = count_classes(dataset_);
+    spec_.image_size = o_.image_size;
+    spec_.hidden = o_.hidden;
+    spec_.embed_dim = o_.embed_dim;
+    spec_.vocab = static_cast<uint32_t>(dataset_.manifest().vocab_size);
     loader_.threads =
         o_.loader_threads > 0
             ? o_.loader_threads
@@ -169,10 +134,11 @@ class Run {
 
  private:
   void plan_schedule();
+  void make_engine();
   void start_or_resume();
   bool train_epoch(uint32_t epoch, PlanState state,
                    const std::function<void(const TrainProgress&)>& on_step);
-  Exchange run_micro_steps(Loader& loader, uint64_t count, RankStep& timing, GradBuckets& buckets);
+  Exchange run_micro_steps(uint64_t count, RankStep& timing, GradBuckets& buckets);
   std::vector<Exchange> exchange(const Exchange& mine);
   void check_finite(const std::vector<Exchange>& all) const;
   void save_checkpoint(uint32_t epoch, const PlanState& state) const;
@@ -186,9 +152,13 @@ class Run {
   Telemetry telemetry_;
   SampleLog samples_log_;
   uint64_t kill_after_step_;  // 0: never (see injected_kill_step)
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Optimizer> optimizer_;
-  std::vector<float> params_, grads_, features_;
+  const DeviceCommFactory& device_comm_;
+  ModelSpec spec_;
+  std::unique_ptr<ComputeEngine> engine_;
+  // The gradients' communicator: comm_ itself on the CPU, a device-buffer one (NCCL)
+  // for the GPU engine; comm_ keeps carrying the small host exchanges.
+  std::unique_ptr<Communicator> device_comm_owned_;
+  Communicator* grad_comm_ = nullptr;
   LoaderOptions loader_;
   uint64_t step_ = 0;  // optimiser steps so far, all runs
   PlanState first_state_;
@@ -213,30 +183,52 @@ void Run::plan_schedule() {
   o_.optimizer.total_steps = std::max<uint64_t>(total, 1);
   o_.optimizer.warmup_steps =
       static_cast<uint64_t>(o_.warmup_fraction * static_cast<double>(total));
-  optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_.size());
+  make_engine();
+}
+
+// --device auto takes the GPU when one is visible; a GPU rank reduces its gradients
+// through the device communicator the caller makes (NCCL), ordered after the engine's
+// stream.
+void Run::make_engine() {
+  EngineOptions options;
+  options.image_size = o_.image_size;
+  options.optimizer = o_.optimizer;
+  options.device = o_.gpu;
+  const bool gpu = o_.device == "gpu" || (o_.device == "auto" && gpu_visible());
+  engine_ = gpu ? make_gpu_engine(spec_, options) : make_cpu_engine(spec_, options);
+  grad_comm_ = &comm_;
+  if (gpu && world_ > 1) {
+    EVENFEED_CHECK(static_cast<bool>(device_comm_),
+                   "rank {}: the GPU engine needs a device communicator for {} ranks", rank_,
+                   world_);
+    device_comm_owned_ = device_comm_(engine_->stream());
+    grad_comm_ = device_comm_owned_.get();
+  }
+  if (rank_ == 0)
+    log_info("training on {} ({}), gradients over {}", engine_->where(), engine_->describe_model(),
+             grad_comm_->backend());
 }
 
 void Run::start_or_resume() {
   first_state_ = {o_.seed, 0, {}};
   const std::filesystem::path file = std::filesystem::path(o_.checkpoint_dir) / "checkpoint.evf";
   if (!o_.resume) {
-    model_->initialize(params_, o_.seed);
+    engine_->initialize(o_.seed);
     return;
   }
   EVENFEED_CHECK(!o_.checkpoint_dir.empty(), "--resume needs --checkpoint-dir");
   Checkpoint c = read_checkpoint(file);
   EVENFEED_CHECK(
-      c.meta.value("model", "") == model_->describe(),
+      c.meta.value("model", "") == engine_->describe_model(),
       "{}: the checkpoint is of \"{}\", but these flags make \"{}\"; resume with the flags of "
       "the original run",
-      file.string(), c.meta.value("model", ""), model_->describe());
+      file.string(), c.meta.value("model", ""), engine_->describe_model());
   EVENFEED_CHECK(
-      c.arrays.size() == 1 + optimizer_->state().size() && c.arrays[0].size() == params_.size(),
+      c.arrays.size() == engine_->state_arrays() &&
+          c.arrays[0].size() == engine_->gradients().size(),
       "{}: the checkpoint's optimiser or parameter count does not match --optimizer and the model",
       file.string());
-  params_ = std::move(c.arrays[0]);
-  for (size_t i = 0; i < optimizer_->state().size(); ++i)
-    optimizer_->state()[i] = std::move(c.arrays[i + 1]);
+  engine_->set_state(std::move(c.arrays));
   step_ = c.meta.at("step").get<uint64_t>();
   first_state_ = PlanState::from_json(c.meta.at("plan").dump());
   log_info("resumed from {} at optimiser step {}, epoch {}, {} micro-steps into it", file.string(),
@@ -247,9 +239,10 @@ void Run::save_checkpoint(uint32_t epoch, const PlanState& state) const {
   if (rank_ != 0 || o_.checkpoint_dir.empty()) return;
   std::filesystem::create_directories(o_.checkpoint_dir);
   Checkpoint c;
+  c.arrays = engine_->state();
   c.meta = {{"version", 1},
-            {"model", model_->describe()},
-            {"parameters", params_.size()},
+            {"model", engine_->describe_model()},
+            {"parameters", c.arrays[0].size()},
             {"optimizer", o_.optimizer.kind == OptimizerKind::kSgd ? "sgd" : "adamw"},
             {"seed", o_.seed},
             {"step", step_},
@@ -257,8 +250,6 @@ void Run::save_checkpoint(uint32_t epoch, const PlanState& state) const {
             {"plan", nlohmann::json::parse(state.to_json())},
             {"world_size", world_},
             {"accum", o_.accum}};
-  c.arrays.push_back(params_);
-  for (const auto& s : optimizer_->state()) c.arrays.push_back(s);
   write_checkpoint(std::filesystem::path(o_.checkpoint_dir) / "checkpoint.evf", c);
 }
 
@@ -280,33 +271,29 @@ void Run::check_finite(const std::vector<Exchange>& all) const {
   }
 }
 
-Exchange Run::run_micro_steps(Loader& loader, uint64_t count, RankStep& timing,
-                              GradBuckets& buckets) {
+Exchange Run::run_micro_steps(uint64_t count, RankStep& timing, GradBuckets& buckets) {
   Exchange mine;
-  const bool tokens = dataset_.manifest().kind == DatasetKind::kTokens;
   for (uint64_t k = 0; k < count; ++k) {
     auto t = Clock::now();
-    std::optional<Batch> batch = loader.next();
-    timing.wait += since(t);
+    std::optional<PreparedBatch> batch = engine_->next();
+    const double in_next = since(t);
     EVENFEED_CHECK(batch.has_value(), "the plan ended before the steps it counted (rank {})",
                    rank_);
-    t = Clock::now();
-    const ModelInput input = model_input(*batch, dataset_, o_.image_size, features_);
-    timing.copy += since(t);
-    samples_log_.add(batch->sample_ids(), batch->valid());
+    timing.wait += in_next - batch->prepare_seconds;
+    timing.copy += batch->prepare_seconds;
+    samples_log_.add(batch->sample_ids, batch->valid);
     t = Clock::now();
     const bool last = k + 1 == count;
     buckets.begin(last);
     GradientsReady ready;
     if (last && o_.bucketed) ready = [&](size_t begin) { buckets.ready_from(begin); };
-    const LossSums sums = model_->forward_backward(params_, grads_, input, ready);
+    const LossSums sums = engine_->forward_backward(batch->input, ready);
     timing.compute += since(t);
     mine.loss += sums.loss;
     mine.samples += static_cast<double>(sums.samples);
     mine.correct += static_cast<double>(sums.correct);
-    const auto [real, padding] = tokens_and_padding(*batch, tokens);
-    mine.tokens += real;
-    mine.padding += padding;
+    mine.tokens += batch->tokens;
+    mine.padding += batch->padding;
   }
   mine.nonfinite = std::isfinite(mine.loss) ? 0 : 1;
   return mine;
@@ -317,21 +304,23 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
   const uint64_t remaining = plans_.count_steps(static_cast<uint32_t>(world_), state);
   auto planner = plans_.make(static_cast<uint32_t>(world_), state);
   Loader loader(dataset_, loader_, epoch, batches_of_rank(*planner, static_cast<uint32_t>(rank_)));
+  const EngineAttachment attached(*engine_, loader, dataset_);
+  const std::span<float> grads = engine_->gradients();
   BucketOptions bucket_options = o_.buckets;
   if (!o_.bucketed) {  // one bucket holding every gradient, sent after backward
     bucket_options.bucket_bytes = bucket_options.first_bucket_bytes =
-        std::max<size_t>(grads_.size(), 1) * sizeof(float);
+        std::max<size_t>(grads.size(), 1) * sizeof(float);
   }
   bucket_options.timeout = o_.timeout;
-  GradBuckets buckets(grads_, bucket_options, comm_);
+  GradBuckets buckets(grads, bucket_options, *grad_comm_);
   uint64_t served = state.steps_served();
   for (uint64_t done = 0; done < remaining;) {
     const auto step_start = Clock::now();
     // Micro-steps to the next accumulation boundary (fewer at the end of the epoch).
     const uint64_t group = std::min<uint64_t>(o_.accum - served % o_.accum, remaining - done);
-    std::fill(grads_.begin(), grads_.end(), 0.0f);
+    engine_->zero_gradients();
     RankStep timing;
-    Exchange mine = run_micro_steps(loader, group, timing, buckets);
+    Exchange mine = run_micro_steps(group, timing, buckets);
     mine.interrupted = interrupted() ? 1 : 0;
     if (pending_) mine.previous = pending_->timing;
     const auto comm_start = Clock::now();
@@ -345,11 +334,7 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
       global.interrupted += e.interrupted;
     }
     auto t = Clock::now();
-    if (global.samples > 0) {
-      const float scale = static_cast<float>(1.0 / global.samples);
-      for (float& g : grads_) g *= scale;
-      optimizer_->step(params_, grads_, step_);
-    }
+    if (global.samples > 0) engine_->apply(static_cast<float>(1.0 / global.samples), step_);
     timing.compute += since(t);
     const double lr = learning_rate(o_.optimizer, step_);
     ++step_;
@@ -394,10 +379,10 @@ void Run::evaluate(TrainResult& result) {
   LoaderOptions options = loader_;
   options.mode = AugmentMode::kEval;
   Loader loader(eval, options, 0, batches_of_rank(plan, static_cast<uint32_t>(rank_)));
+  const EngineAttachment attached(*engine_, loader, eval);
   Exchange mine;
-  while (auto batch = loader.next()) {
-    const LossSums sums =
-        model_->evaluate(params_, model_input(*batch, eval, o_.image_size, features_));
+  while (auto batch = engine_->next()) {
+    const LossSums sums = engine_->evaluate(batch->input);
     mine.loss += sums.loss, mine.samples += static_cast<double>(sums.samples);
     mine.correct += static_cast<double>(sums.correct);
   }
@@ -411,7 +396,7 @@ void Run::evaluate(TrainResult& result) {
 TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_step) {
   plan_schedule();
   start_or_resume();
-  result_.model = model_->describe();
+  result_.model = engine_->describe_model();
   bool completed = true;
   for (uint32_t epoch = first_state_.epoch; epoch < o_.epochs && completed; ++epoch) {
     const PlanState state =
@@ -429,9 +414,10 @@ TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_ste
   }
   if (completed) save_checkpoint(o_.epochs, {o_.seed, o_.epochs, {}});
   if (!o_.save_weights.empty() && rank_ == 0) {
+    const std::vector<float> params = std::move(engine_->state()[0]);
     std::ofstream out(o_.save_weights, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(params_.data()),
-              static_cast<std::streamsize>(params_.size() * 4));
+    out.write(reinterpret_cast<const char*>(params.data()),
+              static_cast<std::streamsize>(params.size() * 4));
     EVENFEED_CHECK(out.good(), "cannot write the weights to {}", o_.save_weights);
   }
   result_.steps = step_;
@@ -444,10 +430,13 @@ TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_ste
 }  // namespace
 
 TrainResult train(const TrainOptions& options, Communicator& comm, int local_ranks,
-                  const std::function<void(const TrainProgress&)>& on_step) {
+                  const std::function<void(const TrainProgress&)>& on_step,
+                  const DeviceCommFactory& device_comm) {
   EVENFEED_CHECK(options.accum >= 1, "--accum must be at least 1");
   EVENFEED_CHECK(options.epochs >= 1, "--epochs must be at least 1");
-  Run run(options, comm, std::max(1, local_ranks));
+  EVENFEED_CHECK(options.device == "auto" || options.device == "cpu" || options.device == "gpu",
+                 "--device must be auto, cpu or gpu, got {}", options.device);
+  Run run(options, comm, std::max(1, local_ranks), device_comm);
   return run.execute(on_step);
 }
 

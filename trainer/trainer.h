@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "cuda/gpu_runtime.h"
 #include "trainer/communicator.h"
 #include "trainer/grad_buckets.h"
 #include "trainer/optimizer.h"
@@ -23,9 +24,13 @@ struct TrainOptions {
   std::string data;            // dataset directory (evenfeed convert)
   std::string eval_data;       // held-out dataset, evaluated after each epoch (optional)
   std::string model = "auto";  // mlp (images), tokens, or auto from the dataset kind
-  int image_size = 32;         // image crops are resized to this before the MLP
-  int hidden = 256;            // hidden width of both models
-  int embed_dim = 64;          // token model embedding width
+  // Where the model computes: cpu, gpu, or auto (the GPU when one is visible). On a GPU
+  // the gradients go through the device communicator given to train() (NCCL).
+  std::string device = "auto";
+  int gpu = 0;          // this rank's GPU (the tool passes its local rank)
+  int image_size = 32;  // image crops are resized to this before the MLP
+  int hidden = 256;     // hidden width of both models
+  int embed_dim = 64;   // token model embedding width
   uint32_t epochs = 1;
   uint64_t batch_size = 32;       // samples per rank per micro-step ...
   uint64_t tokens_per_rank = 0;   // ... or, when > 0, a token budget (length bucketing)
@@ -67,8 +72,14 @@ struct TrainResult {
   BalanceReport balance;
 };
 
-// Runs the training; throws Error (naming step and rank for a non-finite loss).
+// Makes the communicator for device-memory gradients, ordered after the given GPU
+// stream (the GPU engine's); called only when a GPU rank has peers.
+using DeviceCommFactory = std::function<std::unique_ptr<Communicator>(GpuStream compute_stream)>;
+
+// Runs the training; throws Error (naming step and rank for a non-finite loss). `comm`
+// carries the host exchanges (and the gradients on the CPU).
 TrainResult train(const TrainOptions& options, Communicator& comm, int local_ranks,
-                  const std::function<void(const TrainProgress&)>& on_step);
+                  const std::function<void(const TrainProgress&)>& on_step,
+                  const DeviceCommFactory& device_comm = {});
 
 }  // namespace evenfeed

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <mutex>
 
 #include "core/log.h"
@@ -29,12 +30,21 @@ bool gpu_visible() {
   return visible;
 }
 
+namespace {
+// The device this process last chose. Pinned memory allocated from threads that never
+// chose one (the loader's workers) would otherwise make a context on GPU 0 for every
+// rank of a multi-GPU host: hundreds of MB of GPU 0's memory each.
+std::atomic<int> home_device{-1};
+}  // namespace
+
 void gpu_set_device(int device) {
   CUDA_CHECK(cudaSetDevice(device));
+  home_device = device;
 }
 
 void* gpu_host_alloc(size_t bytes) {
   void* pointer = nullptr;
+  if (const int home = home_device; home >= 0) CUDA_CHECK(cudaSetDevice(home));
   CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable));
   return pointer;
 }

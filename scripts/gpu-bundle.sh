@@ -2,10 +2,12 @@
 # Packs what the GPU checks need into one archive, for a machine that has a GPU but
 # none of our Debian packages and no network to fetch them (a borrowed GPU machine
 # with only the CUDA driver, CUDA and Python on it):
-#   - the stripped `evenfeed` command and the GPU test binaries (cuda_tests, nccl_tests);
+#   - the stripped `evenfeed` command and the GPU test binaries (cuda_tests, nccl_tests,
+#     gpu_trainer_tests);
 #   - every shared library they load, except the C library family and the CUDA driver
 #     (both must come from the machine) and NCCL (its libnccl.so.2 is taken from the
-#     machine too: a GPU machine has one, and ours is 200 MB);
+#     machine too: a GPU machine has one, and ours is 200 MB); cuBLAS is not linked
+#     (cuda/gpu_blas.h loads it with dlopen) and comes from the machine as well;
 #   - Open MPI's launcher, daemon, plugins and help files, laid out under a prefix that
 #     OPAL_PREFIX relocates;
 #   - libevenfeed_cuda.a, for cuobjdump to list the GPU code built into it;
@@ -23,7 +25,8 @@ trap 'rm -rf "$stage"' EXIT
 root=$stage/evenfeed-gpu
 mkdir -p "$root/bin" "$root/lib"
 
-binaries=("$build/evenfeed" "$build/tests/cuda_tests" "$build/tests/nccl_tests")
+binaries=("$build/evenfeed" "$build/tests/cuda_tests" "$build/tests/nccl_tests"
+          "$build/tests/gpu_trainer_tests")
 for b in "${binaries[@]}"; do
   [ -x "$b" ] || { echo "gpu-bundle: $b is missing; build first (cmake --build $build)" >&2; exit 1; }
   strip -o "$root/bin/$(basename "$b")" "$b"

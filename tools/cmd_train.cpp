@@ -71,22 +71,29 @@ void print_result(const TrainResult& r, const TrainFlags& f, const MpiRuntime& m
                 r.interrupted ? "interrupted: checkpoint written" : "stopped at --stop-at-step");
 }
 
-// One GPU per rank on each host: the local rank picks it. With --device auto a host
-// without GPUs trains on the CPU; one with fewer GPUs than ranks is an error either way.
-void choose_gpu(const MpiRuntime& mpi, TrainOptions& o) {
+// One GPU per rank on each host: the local rank picks it. --device gpu with fewer GPUs
+// than ranks on a host is an error; --device auto then trains on the CPU and says why.
+void choose_device(const MpiRuntime& mpi, TrainOptions& o) {
   o.gpu = mpi.local_rank();
   if (o.device == "cpu") return;
   const size_t gpus = query_gpus().devices.size();
-  if (gpus == 0 && o.device == "auto") return;
-  EVENFEED_CHECK(static_cast<size_t>(mpi.local_size()) <= gpus,
-                 "{} rank(s) on host {} but {} GPU(s) visible there; start one rank per GPU, or "
-                 "train with --device cpu",
+  const bool enough = gpus > 0 && static_cast<size_t>(mpi.local_size()) <= gpus;
+  if (o.device == "auto") {
+    if (gpus > 0 && !enough && mpi.rank() == 0)
+      log_warn("{} rank(s) on host {} but {} GPU(s): training on the CPU (start one rank per GPU)",
+               mpi.local_size(), mpi.host(), gpus);
+    o.device = enough ? "gpu" : "cpu";
+    return;
+  }
+  EVENFEED_CHECK(enough,
+                 "--device gpu: {} rank(s) on host {} but {} GPU(s) visible there; start one rank "
+                 "per GPU, or train with --device cpu",
                  mpi.local_size(), mpi.host(), gpus);
 }
 
 int run_train(MpiRuntime& mpi, TrainFlags& f) {
   TrainOptions o = f.o;
-  choose_gpu(mpi, o);
+  choose_device(mpi, o);
   o.optimizer.kind = f.optimizer == "adamw" ? OptimizerKind::kAdamW : OptimizerKind::kSgd;
   o.optimizer.lr = f.lr > 0 ? f.lr : (o.optimizer.kind == OptimizerKind::kSgd ? 0.02 : 1e-3);
   o.bucketed = !f.unbucketed;

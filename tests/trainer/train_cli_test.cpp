@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cuda/device_info.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -42,10 +43,10 @@ class TrainCli : public ::testing::Test {
                        const std::string& data = "d256") {
     const std::string launcher =
         ranks > 1 ? std::string(EVENFEED_MPIRUN) + " -np " + std::to_string(ranks) + " " : "";
-    auto r = run_command(launcher + evenfeed_bin() + " -q train --json --data " +
-                         (*dir_ / data).string() +
-                         " --image-size 8 --hidden 32 --loader-threads 1 --save-weights " +
-                         (scratch_ / weights).string() + " " + flags);
+    auto r = run_command(
+        launcher + evenfeed_bin() + " -q train --json --data " + (*dir_ / data).string() +
+        " --device cpu --image-size 8 --hidden 32 --loader-threads 1 --save-weights " +
+        (scratch_ / weights).string() + " " + flags);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
   }
@@ -165,6 +166,21 @@ TEST_F(TrainCli, NonFiniteLossNamesStepAndRank) {
   EXPECT_NE(r.err.find("the loss became NaN or infinite at optimiser step"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("on rank"), std::string::npos) << r.err;
+}
+
+// --device gpu asks for one GPU per rank: one rank more than the host has GPUs (none
+// here) is one clear error before any training, not a silent fall back to the CPU.
+TEST_F(TrainCli, DeviceGpuWithTooFewGpusIsOneClearError) {
+  const size_t ranks = query_gpus().devices.size() + 1;
+  const std::string launcher =
+      ranks > 1 ? std::string(EVENFEED_MPIRUN) + " -np " + std::to_string(ranks) + " " : "";
+  auto r = run_command(launcher + evenfeed_bin() + " -q train --data " + (*dir_ / "d256").string() +
+                       " --image-size 8 --hidden 32 --device gpu");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--device gpu: " + std::to_string(ranks) + " rank(s) on host"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("or train with --device cpu"), std::string::npos) << r.err;
 }
 
 TEST_F(TrainCli, ARankThatDiesEndsTheJobWithAClearError) {

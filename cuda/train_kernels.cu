@@ -1,12 +1,14 @@
-// The trainer's kernels (cuda/train_kernels.h). Each is the GPU twin of a CPU loop
-// and says which; arithmetic that must agree with the CPU to the last bit uses the
-// _rn intrinsics, which nvcc never fuses into multiply-adds (the CPU build has no FMA).
+// The trainer's kernels (cuda/train_kernels.h): launch shapes around the per-thread
+// arithmetic of cuda/train_kernel_math.h, which the host tests run too. What is here
+// alone (the loss reduction in shared memory, the atomics) the GPU tests cover.
 #include "cuda/cuda_check.h"
+#include "cuda/train_kernel_math.h"
 #include "cuda/train_kernels.h"
 
 namespace evenfeed {
 namespace {
 
+namespace km = kernel_math;
 constexpr int kThreads = 256;
 
 unsigned blocks_for(size_t count) {
@@ -20,9 +22,6 @@ cudaStream_t cuda_stream(GpuStream stream) {
 void check_launch() {
   CUDA_CHECK(cudaGetLastError());
 }
-
-// Bits of the per-row flags the cross-entropy kernel writes.
-constexpr int32_t kCounted = 1, kCorrect = 2, kBadLabel = 4;
 
 __global__ void broadcast_rows_kernel(float* out, const float* row, size_t total, int n) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
@@ -43,10 +42,7 @@ __global__ void relu_backward_kernel(float* delta, const float* activation, size
 // neighbouring threads read neighbouring addresses.
 __global__ void column_sums_kernel(const float* x, size_t rows, int n, float* out) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= n) return;
-  float sum = out[j];
-  for (size_t r = 0; r < rows; ++r) sum = __fadd_rn(sum, x[r * n + j]);
-  out[j] = sum;
+  if (j < n) km::add_column_sum(j, x, rows, n, out);
 }
 
 // One thread per row: the class counts are small (tens), and the CPU reference's
@@ -55,30 +51,8 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
                                              const uint8_t* valid, size_t rows, int classes,
                                              float* delta, double* row_loss, int32_t* row_flags) {
   const size_t r = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (r >= rows) return;
-  const float* z = logits + r * classes;
-  float* d = delta + r * classes;
-  for (int c = 0; c < classes; ++c) d[c] = 0.0f;
-  row_loss[r] = 0;
-  row_flags[r] = 0;
-  if (valid != nullptr && valid[r] == 0) return;
-  const int label = labels[r];
-  if (label < 0 || label >= classes) {
-    row_flags[r] = kBadLabel;
-    return;
-  }
-  float top = z[0];
-  int argmax = 0;
-  for (int c = 1; c < classes; ++c)
-    if (z[c] > top) top = z[c], argmax = c;
-  double total = 0;
-  for (int c = 0; c < classes; ++c) total += exp(static_cast<double>(z[c] - top));
-  const double log_total = log(total);
-  row_loss[r] = log_total - (z[label] - top);
-  row_flags[r] = kCounted | (argmax == label ? kCorrect : 0);
-  for (int c = 0; c < classes; ++c)
-    d[c] = static_cast<float>(exp(static_cast<double>(z[c] - top) - log_total));
-  d[label] -= 1.0f;
+  if (r < rows)
+    km::softmax_cross_entropy_row(r, logits, labels, valid, classes, delta, row_loss, row_flags);
 }
 
 // One block: each thread sums a fixed stride of rows, then a tree in shared memory.
@@ -91,9 +65,9 @@ __global__ void sum_loss_kernel(const double* row_loss, const int32_t* row_flags
   loss[t] = 0, samples[t] = correct[t] = bad[t] = 0;
   for (size_t r = t; r < rows; r += kThreads) {
     loss[t] += row_loss[r];
-    samples[t] += (row_flags[r] & kCounted) != 0;
-    correct[t] += (row_flags[r] & kCorrect) != 0;
-    bad[t] += (row_flags[r] & kBadLabel) != 0;
+    samples[t] += (row_flags[r] & km::kCounted) != 0;
+    correct[t] += (row_flags[r] & km::kCorrect) != 0;
+    bad[t] += (row_flags[r] & km::kBadLabel) != 0;
   }
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
@@ -119,30 +93,15 @@ __global__ void embedding_mean_kernel(const float* table, uint32_t vocab, int di
                                       const uint8_t* valid, uint32_t max_length, float* pooled,
                                       float* inverse_length, unsigned long long* bad_tokens) {
   const size_t r = blockIdx.x;
-  const bool real_row = valid == nullptr || valid[r] != 0;
-  uint32_t real = 0;
-  for (uint32_t t = 0; t < max_length; ++t) {
-    const size_t cell = r * max_length + t;
-    if (mask[cell] == 0) continue;
-    const int32_t token = tokens[cell];
-    if (token < 0 || static_cast<uint32_t>(token) >= vocab) {
-      if (threadIdx.x == 0) atomicAdd(bad_tokens, 1ull);
-      continue;
-    }
-    ++real;
+  uint32_t bad = 0;
+  const float scale = km::embedding_row_scale(r, tokens, mask, valid, max_length, vocab, &bad);
+  if (threadIdx.x == 0) {
+    inverse_length[r] = scale;
+    if (bad > 0) atomicAdd(bad_tokens, static_cast<unsigned long long>(bad));
   }
-  const float scale = (real == 0 || !real_row) ? 0.0f : 1.0f / static_cast<float>(real);
-  if (threadIdx.x == 0) inverse_length[r] = scale;
-  for (int d = threadIdx.x; d < dim; d += blockDim.x) {
-    float sum = 0;
-    for (uint32_t t = 0; t < max_length && scale != 0.0f; ++t) {
-      const size_t cell = r * max_length + t;
-      const int32_t token = tokens[cell];
-      if (mask[cell] == 0 || token < 0 || static_cast<uint32_t>(token) >= vocab) continue;
-      sum = __fadd_rn(sum, table[static_cast<size_t>(token) * dim + d]);
-    }
-    pooled[r * dim + d] = __fmul_rn(sum, scale);
-  }
+  for (int d = threadIdx.x; d < dim; d += blockDim.x)
+    pooled[r * dim + d] =
+        km::embedding_mean_cell(r, d, table, dim, tokens, mask, max_length, vocab, scale);
 }
 
 __global__ void embedding_mean_backward_kernel(const float* pooled_grad,
@@ -156,40 +115,29 @@ __global__ void embedding_mean_backward_kernel(const float* pooled_grad,
   for (uint32_t t = 0; t < max_length; ++t) {
     const size_t cell = r * max_length + t;
     const int32_t token = tokens[cell];
-    if (mask[cell] == 0 || token < 0 || static_cast<uint32_t>(token) >= vocab) continue;
+    if (mask[cell] == 0 || !km::token_in_vocab(token, vocab)) continue;
     for (int d = threadIdx.x; d < dim; d += blockDim.x)
       atomicAdd(table_grad + static_cast<size_t>(token) * dim + d,
-                __fmul_rn(pooled_grad[r * dim + d], scale));
+                km::mul_rn(pooled_grad[r * dim + d], scale));
   }
 }
 
 __global__ void scale_kernel(float* x, size_t count, float factor) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < count) x[i] = __fmul_rn(x[i], factor);
+  if (i < count) x[i] = km::mul_rn(x[i], factor);
 }
 
 __global__ void sgd_kernel(float* params, const float* grads, float* velocity, size_t count,
                            float lr, float momentum, float decay) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= count) return;
-  const float v =
-      __fadd_rn(__fadd_rn(__fmul_rn(momentum, velocity[i]), grads[i]), __fmul_rn(decay, params[i]));
-  velocity[i] = v;
-  params[i] = __fsub_rn(params[i], __fmul_rn(lr, v));
+  if (i < count) km::sgd_element(i, params, grads, velocity, lr, momentum, decay);
 }
 
 __global__ void adamw_kernel(float* params, const float* grads, float* m, float* v, size_t count,
                              float lr, float b1, float b2, float c1, float c2, float eps,
                              float decay) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= count) return;
-  const float g = grads[i];
-  const float mi = __fadd_rn(__fmul_rn(b1, m[i]), __fmul_rn(__fsub_rn(1.0f, b1), g));
-  const float vi = __fadd_rn(__fmul_rn(b2, v[i]), __fmul_rn(__fmul_rn(__fsub_rn(1.0f, b2), g), g));
-  m[i] = mi;
-  v[i] = vi;
-  const float update = __fdiv_rn(__fdiv_rn(mi, c1), __fadd_rn(__fsqrt_rn(__fdiv_rn(vi, c2)), eps));
-  params[i] = __fsub_rn(params[i], __fmul_rn(lr, __fadd_rn(update, __fmul_rn(decay, params[i]))));
+  if (i < count) km::adamw_element(i, params, grads, m, v, lr, b1, b2, c1, c2, eps, decay);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "cuda/nccl_communicator.h"
 
 #include <thread>
+#include <utility>
 
 #include "cuda/cuda_check.h"
 #include "trainer/mpi_check.h"
@@ -17,6 +18,7 @@ struct NcclState {
   cudaStream_t stream = nullptr;        // communication stream
   cudaStream_t compute = nullptr;       // the caller's compute stream
   cudaEvent_t compute_ready = nullptr;  // recorded on compute before each collective
+  cudaEvent_t origin = nullptr;         // timing events are measured from this one (WorkSpan)
   int rank = 0, world_size = 1;
   bool aborted = false;
   std::string broken;
@@ -30,6 +32,7 @@ struct NcclState {
       }
     }
     if (compute_ready != nullptr) cudaEventDestroy(compute_ready);
+    if (origin != nullptr) cudaEventDestroy(origin);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
@@ -68,12 +71,16 @@ struct NcclState {
 
 class NcclWork : public Work {
  public:
-  NcclWork(std::shared_ptr<NcclState> state, std::string what, std::chrono::milliseconds timeout)
+  // `started`: a timing event recorded on the communication stream just before the
+  // collective; the work owns it.
+  NcclWork(std::shared_ptr<NcclState> state, std::string what, std::chrono::milliseconds timeout,
+           cudaEvent_t started)
       : state_(std::move(state)),
         what_(std::move(what)),
         timeout_(timeout),
-        deadline_(Clock::now() + timeout) {
-    CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+        deadline_(Clock::now() + timeout),
+        started_(started) {
+    CUDA_CHECK(cudaEventCreate(&done_));  // with timing, for span()
     CUDA_CHECK(cudaEventRecord(done_, state_->stream));
   }
   ~NcclWork() override {
@@ -83,6 +90,15 @@ class NcclWork : public Work {
       // Reported to the next caller: the communicator is now broken.
     }
     cudaEventDestroy(done_);
+    cudaEventDestroy(started_);
+  }
+  WorkSpan span() override {
+    float start_ms = 0, end_ms = 0;
+    if (!done() || state_->aborted ||
+        cudaEventElapsedTime(&start_ms, state_->origin, started_) != cudaSuccess ||
+        cudaEventElapsedTime(&end_ms, state_->origin, done_) != cudaSuccess)
+      return {};
+    return {start_ms / 1000.0, end_ms / 1000.0};
   }
   bool done() override {
     if (finished_) return true;
@@ -111,6 +127,7 @@ class NcclWork : public Work {
   std::chrono::milliseconds timeout_;
   Clock::time_point deadline_;
   cudaEvent_t done_ = nullptr;
+  cudaEvent_t started_ = nullptr;
   bool finished_ = false;
 };
 
@@ -175,12 +192,22 @@ class NcclCommunicator : public Communicator {
     // The collective reads what the compute stream has produced so far.
     CUDA_CHECK(cudaEventRecord(state_->compute_ready, state_->compute));
     CUDA_CHECK(cudaStreamWaitEvent(state_->stream, state_->compute_ready, 0));
+    cudaEvent_t started = nullptr;
+    CUDA_CHECK(cudaEventCreate(&started));
+    struct Owned {  // until the work takes it
+      cudaEvent_t& event;
+      ~Owned() {
+        if (event != nullptr) cudaEventDestroy(event);
+      }
+    } owned{started};
+    CUDA_CHECK(cudaEventRecord(started, state_->stream));
     const ncclResult_t rc = call();
     if (rc != ncclSuccess && rc != ncclInProgress)
       state_->abort_with(fmt::format("{} failed on rank {} of {}: {}", what, state_->rank,
                                      state_->world_size, ncclGetErrorString(rc)));
     state_->settle(what, Clock::now() + options.timeout, options.timeout);
-    return std::make_unique<NcclWork>(state_, what, options.timeout);
+    return std::make_unique<NcclWork>(state_, what, options.timeout,
+                                      std::exchange(started, nullptr));
   }
 
   std::shared_ptr<NcclState> state_;
@@ -200,6 +227,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, const NcclOp
   MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm));
   CUDA_CHECK(cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreateWithFlags(&state->compute_ready, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventCreate(&state->origin));
+  CUDA_CHECK(cudaEventRecord(state->origin, state->stream));
   state->compute = static_cast<cudaStream_t>(options.compute_stream);
   // Non-blocking: calls return at once and are polled, so a peer that never connects
   // ends in a timeout and an abort instead of a hang.

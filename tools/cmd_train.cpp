@@ -43,13 +43,16 @@ void print_result(const TrainResult& r, const TrainFlags& f, const MpiRuntime& m
                         {"bound", r.balance.bound},
                         {"busy_imbalance", r.balance.busy_imbalance},
                         {"step_imbalance", r.balance.step_imbalance},
-                        {"padding_share", r.balance.padding_share}};
+                        {"padding_share", r.balance.padding_share},
+                        {"exposed_share", r.balance.exposed_share}};
     j["ranks"] = nlohmann::json::array();
     for (const RankTotals& t : r.balance.ranks) {
       j["ranks"].push_back({{"wait", t.sum.wait},
                             {"copy", t.sum.copy},
                             {"compute", t.sum.compute},
                             {"exposed_comm", t.sum.exposed},
+                            {"grad_comm", t.sum.grad_comm},
+                            {"grad_exposed", t.sum.grad_exposed},
                             {"step", t.sum.step},
                             {"samples", t.sum.samples},
                             {"tokens", t.sum.tokens},

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/data_type.h"
 
@@ -40,6 +41,15 @@ struct BroadcastOptions : CollectiveOptions {
 using AllGatherOptions = CollectiveOptions;
 using BarrierOptions = CollectiveOptions;
 
+// When an operation was moving data, in seconds on a clock of its communicator's own
+// (so spans of one communicator can be compared and merged, not those of two): for
+// MPI the engine thread's steady clock from starting the requests to seeing them
+// complete; for NCCL GPU events on the communication stream around the collective.
+struct WorkSpan {
+  double start = 0, end = 0;
+  double seconds() const { return end - start; }
+};
+
 // An operation in flight. The buffers it was given must stay untouched until wait()
 // returns. Destroying a Work that was not waited for waits for it (and swallows its
 // error, which the next call reports).
@@ -50,7 +60,13 @@ class Work {
   virtual bool done() = 0;
   // Blocks until the operation has finished; throws Error on failure or timeout.
   virtual void wait() = 0;
+  // Once done: when it ran (telemetry's communication time). Empty for operations
+  // that moved nothing (count 0, a world of one).
+  virtual WorkSpan span() { return {}; }
 };
+
+// The time covered by at least one of `spans` (overlaps counted once).
+double covered_seconds(std::vector<WorkSpan> spans);
 
 class Communicator {
  public:

@@ -40,11 +40,17 @@ void GradBuckets::ready_from(size_t begin) {
 }
 
 double GradBuckets::finish() {
+  communicated_ = 0;
   if (!communicate_) return 0;
   ready_from(0);
   const auto start = std::chrono::steady_clock::now();
-  for (auto& work : in_flight_) work->wait();
+  std::vector<WorkSpan> spans;
+  for (auto& work : in_flight_) {
+    work->wait();
+    spans.push_back(work->span());
+  }
   in_flight_.clear();
+  communicated_ = covered_seconds(std::move(spans));
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -35,6 +35,9 @@ class GradBuckets {
   void ready_from(size_t begin);
   // Launches what is left and waits for all; returns seconds spent blocked.
   double finish();
+  // For the last finish(): seconds during which at least one bucket was being
+  // reduced (the communication time that exposed time is a part of).
+  double communicated() const { return communicated_; }
   uint64_t launched_total() const { return launched_total_; }
 
  private:
@@ -46,6 +49,7 @@ class GradBuckets {
   size_t next_ = 0;
   bool communicate_ = false;
   uint64_t launched_total_ = 0;
+  double communicated_ = 0;
 };
 
 }  // namespace evenfeed

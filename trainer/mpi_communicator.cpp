@@ -55,7 +55,8 @@ struct MpiCommunicator::Operation {
   std::mutex mutex;
   std::condition_variable changed;
   bool finished = false;
-  std::string error;  // empty on success
+  std::string error;                 // empty on success
+  Clock::time_point started, ended;  // set by the engine thread
 };
 
 // The thread that makes every MPI call, and the queue feeding it.
@@ -81,6 +82,7 @@ struct MpiCommunicator::Engine {
 
 void MpiCommunicator::Engine::complete(Operation& op, std::string error) {
   std::lock_guard lock(op.mutex);
+  op.ended = Clock::now();
   op.finished = true;
   op.error = std::move(error);
   op.changed.notify_all();
@@ -93,6 +95,10 @@ void MpiCommunicator::Engine::break_with(const std::string& reason) {
 
 bool MpiCommunicator::Engine::start(const std::shared_ptr<Operation>& op) {
   try {
+    {
+      std::lock_guard lock(op->mutex);
+      op->started = Clock::now();
+    }
     op->start(comm, op->requests);
     return true;
   } catch (const Error& e) {
@@ -190,6 +196,14 @@ class MpiWork : public Work {
   bool done() override {
     std::lock_guard lock(op_->mutex);
     return op_->finished;
+  }
+  WorkSpan span() override {
+    std::lock_guard lock(op_->mutex);
+    if (!op_->finished || op_->started == Clock::time_point{}) return {};
+    auto seconds = [](Clock::time_point t) {
+      return std::chrono::duration<double>(t.time_since_epoch()).count();
+    };
+    return {seconds(op_->started), seconds(op_->ended)};
   }
   void wait() override {
     std::unique_lock lock(op_->mutex);

@@ -17,6 +17,10 @@ namespace evenfeed {
 
 struct RankStep {
   double wait = 0, copy = 0, compute = 0, exposed = 0, step = 0;  // seconds
+  // The gradient all-reduce alone: seconds with at least one bucket in flight, and
+  // the part of them this rank was blocked on (the rest overlapped backward). exposed
+  // above also holds the step's exchange, where waiting for slower ranks shows.
+  double grad_comm = 0, grad_exposed = 0;
   double samples = 0, tokens = 0, padding = 0;  // padding: slots (images) or token cells
 };
 
@@ -33,6 +37,8 @@ struct BalanceReport {
   double busy_imbalance = 1;  // max/mean over ranks of wait + copy + compute
   double step_imbalance = 1;  // max/mean over ranks of step time
   double padding_share = 0;   // padding / (tokens + padding)
+  // grad_exposed / grad_comm over all ranks: 0 = all overlapped, 1 = none.
+  double exposed_share = 0;
 };
 
 class Telemetry {

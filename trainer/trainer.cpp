@@ -324,7 +324,8 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
     mine.interrupted = interrupted() ? 1 : 0;
     if (pending_) mine.previous = pending_->timing;
     const auto comm_start = Clock::now();
-    buckets.finish();
+    timing.grad_exposed = buckets.finish();
+    timing.grad_comm = buckets.communicated();
     const std::vector<Exchange> all = exchange(mine);
     timing.exposed = since(comm_start);
     check_finite(all);

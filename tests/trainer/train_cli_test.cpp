@@ -151,11 +151,20 @@ TEST_F(TrainCli, TelemetryAddsUpToTheStepTime) {
       const double step = s["step_time"][r];
       EXPECT_LE(parts, step + 1e-6) << line;
       EXPECT_GE(parts, step * 0.9 - 0.002) << line;
+      // The all-reduce's time in flight covers what the rank was blocked on by it, and
+      // fits in the step; the exposed time includes that block.
+      const double comm = s["grad_comm"][r], blocked = s["grad_exposed"][r];
+      EXPECT_GT(comm, 0) << line;
+      EXPECT_LE(blocked, comm + 0.002) << line;
+      EXPECT_LE(comm, step + 1e-6) << line;
+      EXPECT_LE(blocked, s["exposed_comm"][r].get<double>() + 1e-6) << line;
     }
   }
   EXPECT_EQ(lines, 8);  // one per optimiser step
   EXPECT_EQ(j["ranks"].size(), 2u);
   EXPECT_GE(j["busy_imbalance"].get<double>(), 1.0);
+  EXPECT_GE(j["exposed_share"].get<double>(), 0.0);
+  EXPECT_LE(j["exposed_share"].get<double>(), 1.0);
 }
 
 TEST_F(TrainCli, NonFiniteLossNamesStepAndRank) {

@@ -105,6 +105,14 @@ TEST(GradBuckets, CutFromTheEndWithASmallFirstBucket) {
   EXPECT_EQ(buckets.launched_total(), 4u);
 }
 
+TEST(Communicator, CoveredSecondsCountsOverlapsOnce) {
+  EXPECT_EQ(covered_seconds({}), 0.0);
+  // [1, 3] and [2, 5] overlap: 4 s; [6, 7] apart: 1 s; [6.5, 6.8] inside it; empty spans
+  // (operations that moved nothing) add nothing.
+  EXPECT_DOUBLE_EQ(covered_seconds({{6, 7}, {2, 5}, {0, 0}, {1, 3}, {6.5, 6.8}}), 5.0);
+  EXPECT_DOUBLE_EQ(covered_seconds({{1, 2}}), 1.0);
+}
+
 TEST(Schedule, WarmsUpLinearlyThenFollowsACosine) {
   OptimizerOptions o;
   o.lr = 1.0;

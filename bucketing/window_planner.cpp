@@ -149,44 +149,38 @@ WindowPlanner::Planned WindowPlanner::make_step(std::vector<Batch> batches) cons
   return p;
 }
 
-// The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
-// exactly W batches whose most expensive batch is as cheap as possible, contiguous in
-// length order so padding stays low.
-std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> leftover) const {
-  std::vector<Planned> planned;
-  if (leftover.empty()) return planned;
-  std::sort(leftover.begin(), leftover.end(), [](const Entry& a, const Entry& b) {
-    return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
-  });
+// Greedy contiguous segments of `entries`, in their order, each costing at most `level`
+// (or holding one sample that alone costs more).
+std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<Entry>& entries,
+                                                            double level) const {
+  std::vector<Batch> segments;
+  for (const Entry& e : entries) {
+    if (!segments.empty()) {
+      Batch& b = segments.back();
+      const uint64_t longest = std::max(b.longest, e.length);
+      const double cost = options_.cost.batch(b.entries.size() + 1, longest);
+      if (b.entries.size() < cap_ && cost <= level) {
+        b.entries.push_back(e);
+        b.longest = longest;
+        b.cost = cost;
+        continue;
+      }
+    }
+    segments.push_back({{e}, e.length, options_.cost.per_sample(e.length)});
+  }
+  return segments;
+}
+
+// Contiguous segments (in key order) of `entries` filling `slots` batches, whose most
+// expensive batch is as cheap as possible; fewer when there are fewer entries.
+std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entry>& entries,
+                                                          size_t slots) const {
   double total = 0, largest = 0;
-  for (const Entry& e : leftover) {
+  for (const Entry& e : entries) {
     total += options_.cost.per_sample(e.length);
     largest = std::max(largest, options_.cost.per_sample(e.length));
   }
-  // Greedy contiguous segments whose cost stays at or under `level`.
-  auto segment = [&](double level) {
-    std::vector<Batch> segments;
-    for (const Entry& e : leftover) {
-      if (!segments.empty()) {
-        Batch& b = segments.back();
-        const uint64_t longest = std::max(b.longest, e.length);
-        const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-        if (b.entries.size() < cap_ && cost <= level) {
-          b.entries.push_back(e);
-          b.longest = longest;
-          b.cost = cost;
-          continue;
-        }
-      }
-      segments.push_back({{e}, e.length, options_.cost.per_sample(e.length)});
-    }
-    return segments;
-  };
-  const size_t W = world_size_;
-  size_t step_count = std::max<size_t>(
-      1, static_cast<size_t>(std::ceil(total / (static_cast<double>(W) * budget_))));
-  while (segment(budget_).size() > step_count * W) ++step_count;
-  const size_t slots = step_count * W;
+  auto segment = [&](double level) { return segment_at(entries, level); };
   // Bisection on the level: the cheapest level that needs no more than `slots` batches.
   double lo = std::max(largest, total / static_cast<double>(slots)), hi = budget_;
   if (lo < hi) {
@@ -220,6 +214,36 @@ std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> 
   }
   std::stable_sort(segments.begin(), segments.end(),
                    [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  return segments;
+}
+
+// The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
+// exactly W batches, contiguous in key order so padding stays low. All steps but the
+// last take the most expensive segments at one level; the last step's entries are cut
+// again to a level of their own, so a light last step is balanced too.
+std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> leftover) const {
+  std::vector<Planned> planned;
+  if (leftover.empty()) return planned;
+  auto by_key = [](const Entry& a, const Entry& b) {
+    return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
+  };
+  std::sort(leftover.begin(), leftover.end(), by_key);
+  double total = 0;
+  for (const Entry& e : leftover) total += options_.cost.per_sample(e.length);
+  const size_t W = world_size_;
+  size_t step_count = std::max<size_t>(
+      1, static_cast<size_t>(std::ceil(total / (static_cast<double>(W) * budget_))));
+  while (segment_at(leftover, budget_).size() > step_count * W) ++step_count;
+  std::vector<Batch> segments = cut_into(leftover, step_count * W);
+  const size_t head = (step_count - 1) * W;
+  if (segments.size() > head + W || (step_count > 1 && segments.size() > head)) {
+    std::vector<Entry> rest;
+    for (size_t k = head; k < segments.size(); ++k)
+      rest.insert(rest.end(), segments[k].entries.begin(), segments[k].entries.end());
+    std::sort(rest.begin(), rest.end(), by_key);
+    segments.resize(head);
+    for (Batch& b : cut_into(rest, W)) segments.push_back(std::move(b));
+  }
   for (size_t k = 0; k < segments.size(); k += W) {
     const size_t end = std::min(segments.size(), k + W);
     planned.push_back(make_step(
@@ -292,17 +316,30 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   std::vector<Batch> coarse_batches = pack(coarse);
   std::stable_sort(coarse_batches.begin(), coarse_batches.end(),
                    [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  struct Group {
+    std::vector<Batch> batches;
+    double level;
+  };
+  std::vector<Group> groups;
   for (size_t i = 0; i < coarse_batches.size();) {
     const double level = coarse_batches[i].cost;
     size_t j = i;
     while (j < coarse_batches.size() && j - i < W &&
            coarse_batches[j].cost >= level * (1 - options_.level_tolerance))
       ++j;
-    std::vector<Batch> group(coarse_batches.begin() + static_cast<long>(i),
-                             coarse_batches.begin() + static_cast<long>(j));
+    groups.push_back({{coarse_batches.begin() + static_cast<long>(i),
+                       coarse_batches.begin() + static_cast<long>(j)},
+                      level});
     i = j;
+  }
+  // Complete the cheapest levels first: when fillers run short, what is left over is
+  // then the most expensive samples, which are alike (often documents truncated to the
+  // budget) and balance among themselves in the final cut; mixed mid-level lumps would
+  // not.
+  for (size_t g = groups.size(); g-- > 0;) {
+    std::vector<Batch>& group = groups[g].batches;
     while (group.size() < W) {
-      Batch filler = cut_to_level(fillers, level);
+      Batch filler = cut_to_level(fillers, groups[g].level);
       if (filler.entries.empty()) break;
       group.push_back(std::move(filler));
     }
@@ -317,7 +354,6 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   std::stable_sort(filler_batches.begin(), filler_batches.end(),
                    [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
   const size_t whole = filler_batches.size() / W * W;
-  const size_t first_filler_step = planned.size();
   for (size_t k = 0; k < whole; k += W) {
     planned.push_back(make_step({filler_batches.begin() + static_cast<long>(k),
                                  filler_batches.begin() + static_cast<long>(k + W)}));
@@ -341,7 +377,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
       }
       return mass < static_cast<double>(W) * std::max(largest, 0.5 * budget_);
     };
-    while (planned.size() > first_filler_step && mass_short()) {
+    while (!planned.empty() && mass_short()) {
       for (const Batch& b : planned.back().batches)
         leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
       planned.pop_back();

@@ -8,11 +8,15 @@
 //    level: a step takes up to W batches within `level_tolerance` of its most
 //    expensive one, and the rest of the step is completed with batches cut to that
 //    level from the shortest samples ("fillers"), whose fine granularity can match any
-//    level.
+//    level. Groups are completed from the cheapest level up: when fillers run out, the
+//    groups left incomplete are the most expensive ones, whose samples are alike
+//    (often documents truncated to the budget) and balance among themselves.
 // 3. Remaining fillers are packed at the full budget; batches sorted by cost form steps
 //    W at a time.
 // 4. What does not make a whole step is carried into the next window; in the last
-//    window it is cut into exactly W balanced batches per step.
+//    window it is cut into exactly W balanced batches per step (taking back planned
+//    steps first when it is too light to balance), and the last of those steps is cut
+//    again to a level of its own.
 // 5. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
 #pragma once
@@ -55,6 +59,8 @@ class WindowPlanner {
   Batch cut_to_level(std::vector<Entry>& fillers, double level) const;
   struct Planned;  // a step under construction, with its mean sample length
   Planned make_step(std::vector<Batch> batches) const;
+  std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
+  std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                               double previous_mean, std::vector<StepBatches>& steps) const;

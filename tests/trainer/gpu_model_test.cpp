@@ -19,6 +19,7 @@
 #include "cuda/train_kernels.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/train_test_values.h"
 #include "trainer/gpu_models.h"
 #include "trainer/model.h"
 #include "trainer/optimizer.h"
@@ -29,13 +30,7 @@ namespace {
 #define SKIP_WITHOUT_GPU() \
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible"
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using testing::random_floats;
 
 template <typename T>
 DeviceArray<T> on_device(const std::vector<T>& host) {
@@ -85,12 +80,7 @@ TEST(TrainKernels, OptimizerStepsMatchTheCpuOptimizer) {
   const GpuStream stream = gpu_stream_create();
   const size_t n = 1000;
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
-    OptimizerOptions o;
-    o.kind = kind;
-    o.lr = 0.05;
-    o.weight_decay = 0.01;
-    o.warmup_steps = 1;
-    o.total_steps = 5;
+    const OptimizerOptions o = testing::optimizer_with_every_term(kind);
     Optimizer cpu(o, n);
     std::vector<float> params = random_floats(n, 4);
     auto dparams = on_device(params);

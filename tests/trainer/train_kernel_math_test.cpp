@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/train_kernel_math.h"
+#include "tests/support/train_test_values.h"
 #include "trainer/mlp_stack.h"
 #include "trainer/model.h"
 #include "trainer/optimizer.h"
@@ -17,13 +18,7 @@ namespace {
 
 namespace km = kernel_math;
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using testing::random_floats;
 
 // A one-layer stack whose weights are the identity and biases zero passes its input
 // through as logits, so its forward gives the reference loss of those logits, and its
@@ -111,12 +106,7 @@ TEST(TrainKernelMath, ALabelOutsideTheClassesIsFlaggedAndPassesNoGradient) {
 TEST(TrainKernelMath, OptimizerElementsAreOptimizerStepBitForBit) {
   const size_t n = 513;
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
-    OptimizerOptions o;
-    o.kind = kind;
-    o.lr = 0.05;
-    o.weight_decay = 0.01;
-    o.warmup_steps = 1;
-    o.total_steps = 5;
+    const OptimizerOptions o = testing::optimizer_with_every_term(kind);
     Optimizer cpu(o, n);
     std::vector<float> expected = random_floats(n, 2), params = expected;
     std::vector<std::vector<float>> state(cpu.state().size(), std::vector<float>(n, 0.0f));

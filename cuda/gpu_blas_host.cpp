@@ -10,7 +10,9 @@ GpuBlas::GpuBlas(GpuStream) {
       "train with --device cpu");
 }
 
-GpuBlas::~GpuBlas() = default;
+GpuBlas::~GpuBlas() {
+  (void)handle_;  // never set without CUDA
+}
 
 void GpuBlas::sgemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float,
                     float*, int) {}

@@ -33,6 +33,7 @@ struct WindowPlanner::Batch {
 struct WindowPlanner::Planned {
   std::vector<Batch> batches;
   double mean_length = 0;
+  uint64_t samples = 0;
 };
 
 WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_size, uint64_t seed,
@@ -144,6 +145,7 @@ WindowPlanner::Planned WindowPlanner::make_step(std::vector<Batch> batches) cons
     count += b.entries.size();
   }
   p.mean_length = count > 0 ? total / static_cast<double>(count) : 0;
+  p.samples = count;
   batches.resize(world_size_);  // ranks without a batch get an empty one
   p.batches = std::move(batches);
   return p;
@@ -217,6 +219,34 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
   return segments;
 }
 
+// Longest (noisy key) first; ties by a per-epoch hash, then id.
+bool WindowPlanner::by_key(const Entry& a, const Entry& b) {
+  return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
+}
+
+// Steps a final cut of `entries` takes: enough for their mass at the full budget, and
+// for their segments at the full budget in key order. Sorts `entries` by key.
+size_t WindowPlanner::final_step_count(std::vector<Entry>& entries) const {
+  std::sort(entries.begin(), entries.end(), by_key);
+  double total = 0;
+  for (const Entry& e : entries) total += options_.cost.per_sample(e.length);
+  const double per_step = static_cast<double>(world_size_) * budget_;
+  size_t steps = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
+  while (segment_at(entries, budget_).size() > steps * world_size_) ++steps;
+  return steps;
+}
+
+// True when a final cut of `entries` would take more than one step and its last step
+// could not give every rank half the budget. Sorts `entries` by key.
+bool WindowPlanner::last_final_step_light(std::vector<Entry>& entries) const {
+  const size_t steps = final_step_count(entries);
+  if (steps <= 1) return false;
+  const std::vector<Batch> segments = cut_into(entries, steps * world_size_);
+  double tail = 0;
+  for (size_t k = (steps - 1) * world_size_; k < segments.size(); ++k) tail += segments[k].cost;
+  return tail < 0.5 * budget_ * static_cast<double>(world_size_);
+}
+
 // The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
 // exactly W batches, contiguous in key order so padding stays low. All steps but the
 // last take the most expensive segments at one level; the last step's entries are cut
@@ -224,16 +254,8 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
 std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> leftover) const {
   std::vector<Planned> planned;
   if (leftover.empty()) return planned;
-  auto by_key = [](const Entry& a, const Entry& b) {
-    return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
-  };
-  std::sort(leftover.begin(), leftover.end(), by_key);
-  double total = 0;
-  for (const Entry& e : leftover) total += options_.cost.per_sample(e.length);
   const size_t W = world_size_;
-  size_t step_count = std::max<size_t>(
-      1, static_cast<size_t>(std::ceil(total / (static_cast<double>(W) * budget_))));
-  while (segment_at(leftover, budget_).size() > step_count * W) ++step_count;
+  const size_t step_count = final_step_count(leftover);
   std::vector<Batch> segments = cut_into(leftover, step_count * W);
   const size_t head = (step_count - 1) * W;
   if (segments.size() > head + W || (step_count > 1 && segments.size() > head)) {
@@ -381,6 +403,18 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
       for (const Batch& b : planned.back().batches)
         leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
       planned.pop_back();
+    }
+    // More lumps than ranks force a second final step, which the lumps' mass may leave
+    // nearly empty: bring in the finest-grained steps (most samples, so they can be cut
+    // to any level) until that last step can reach half the budget on every rank.
+    while (last_final_step_light(leftover)) {
+      auto finest = std::max_element(
+          planned.begin(), planned.end(),
+          [](const Planned& x, const Planned& y) { return x.samples < y.samples; });
+      if (finest == planned.end() || finest->samples <= W) break;
+      for (const Batch& b : finest->batches)
+        leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
+      planned.erase(finest);
     }
     for (Planned& p : final_cut(std::move(leftover))) planned.push_back(std::move(p));
   }

@@ -15,8 +15,9 @@
 //    W at a time.
 // 4. What does not make a whole step is carried into the next window; in the last
 //    window it is cut into exactly W balanced batches per step (taking back planned
-//    steps first when it is too light to balance), and the last of those steps is cut
-//    again to a level of its own.
+//    steps first when it is too light to balance, and the finest-grained ones when
+//    more lumps than ranks would leave a nearly empty last step), and the last of
+//    those steps is cut again to a level of its own.
 // 5. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
 #pragma once
@@ -61,6 +62,9 @@ class WindowPlanner {
   Planned make_step(std::vector<Batch> batches) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
+  static bool by_key(const Entry& a, const Entry& b);
+  size_t final_step_count(std::vector<Entry>& entries) const;
+  bool last_final_step_light(std::vector<Entry>& entries) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                               double previous_mean, std::vector<StepBatches>& steps) const;

@@ -1,16 +1,22 @@
 // evenfeed doctor: what this job runs on (GPUs, CUDA, NCCL, MPI, ranks and hosts) and
 // checks that must pass before training: an all-reduce with a known answer, H2D
-// bandwidth pinned vs pageable per GPU, and optionally a loader throughput check on a
-// dataset. One line per check (OK, FAILED with the reason, or SKIPPED with why);
+// bandwidth pinned vs pageable per GPU, cuBLAS products with known answers on each
+// rank's GPU (what `train --device gpu` needs), and optionally a loader throughput
+// check on a dataset. One line per check (OK, FAILED with the reason, or SKIPPED with why);
 // --json for machines; exit 1 when any check failed. Alone or under mpirun -np N.
+#include <fmt/ranges.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "cuda/bandwidth.h"
+#include "cuda/device_array.h"
 #include "cuda/device_info.h"
+#include "cuda/gpu_blas.h"
 #include "cuda/gpu_runtime.h"
 #include "loader/dataset.h"
 #include "loader/loader.h"
@@ -99,6 +105,57 @@ Check check_h2d(Communicator& comm, const MpiRuntime& mpi, const GpuInfo& gpus,
   return {"h2d bandwidth", failed ? "FAILED" : "OK", detail};
 }
 
+// Two row-major 2x2 products on this rank's GPU through cuBLAS, one with a transposed
+// operand, against answers worked out by hand: loads cuBLAS, and checks the row-major
+// convention the GPU models rely on. Returns the error, or "" when both are right.
+std::string gpu_products_error(int device) {
+  try {
+    gpu_set_device(device);
+    const GpuStream stream = gpu_stream_create();
+    std::string error;
+    {
+      GpuBlas blas(stream);
+      const std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};
+      DeviceArray<float> da, db, dc(4);
+      da.upload(a);
+      db.upload(b);
+      blas.sgemm(false, false, 2, 2, 2, 1.0f, da.data(), 2, db.data(), 2, 0.0f, dc.data(), 2);
+      gpu_stream_synchronize(stream);
+      const std::vector<float> ab = dc.download(4);
+      blas.sgemm(true, false, 2, 2, 2, 1.0f, da.data(), 2, db.data(), 2, 0.0f, dc.data(), 2);
+      gpu_stream_synchronize(stream);
+      const std::vector<float> atb = dc.download(4);
+      if (ab != std::vector<float>{19, 22, 43, 50} || atb != std::vector<float>{26, 30, 38, 44})
+        error = fmt::format("wrong products: A*B = [{}], A^T*B = [{}]", fmt::join(ab, ", "),
+                            fmt::join(atb, ", "));
+    }
+    gpu_stream_destroy(stream);
+    return error;
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+Check check_gpu_products(Communicator& comm, const MpiRuntime& mpi, const GpuInfo& gpus,
+                         std::chrono::milliseconds timeout) {
+  std::string error;
+  if (!gpus.devices.empty())
+    error = gpu_products_error(mpi.local_rank() % static_cast<int>(gpus.devices.size()));
+  const int32_t mine = error.empty() ? 1 : 0;
+  std::vector<int32_t> all(static_cast<size_t>(comm.world_size()));
+  AllGatherOptions options;
+  options.timeout = timeout;
+  comm.all_gather(&mine, all.data(), sizeof(mine), options)->wait();
+  if (gpus.devices.empty()) return {"gpu products", "SKIPPED", "no GPU visible"};
+  const auto good = std::count(all.begin(), all.end(), 1);
+  if (good == comm.world_size())
+    return {"gpu products", "OK",
+            fmt::format("cuBLAS products right on all {} rank(s)", comm.world_size())};
+  return {"gpu products", "FAILED",
+          fmt::format("{} of {} rank(s) failed{}", comm.world_size() - good, comm.world_size(),
+                      error.empty() ? "" : " (this rank: " + error + ")")};
+}
+
 // Loads this rank's share of the dataset for `seconds` and reports samples/s.
 Check check_loader(const std::string& dir, double seconds, const Communicator& comm) {
   try {
@@ -185,6 +242,7 @@ int run_doctor(MpiRuntime& mpi, const DoctorFlags& f) {
   std::vector<Check> checks;
   checks.push_back(check_all_reduce(*comm, timeout));
   checks.push_back(check_h2d(*comm, mpi, gpus, timeout));
+  checks.push_back(check_gpu_products(*comm, mpi, gpus, timeout));
   if (!f.data.empty()) checks.push_back(check_loader(f.data, f.seconds, *comm));
   // A check failed on any rank fails the job; rank 0 reports.
   int failed = 0;

@@ -20,10 +20,10 @@ TEST(DoctorCli, AloneReportsAWorldOfOneAndPassesItsChecks) {
   EXPECT_EQ(j["failed_checks_all_ranks"], 0);
   EXPECT_EQ(j["checks"][0]["name"], "all-reduce");
   EXPECT_EQ(j["checks"][0]["status"], "OK");
-  // Without a GPU the bandwidth check says so rather than passing.
-  if (j["gpus"].empty()) {
-    EXPECT_EQ(j["checks"][1]["status"], "SKIPPED");
-  }
+  // Without a GPU the GPU checks say so rather than passing; with one, they pass.
+  EXPECT_EQ(j["checks"][1]["name"], "h2d bandwidth");
+  EXPECT_EQ(j["checks"][2]["name"], "gpu products");
+  for (int k : {1, 2}) EXPECT_EQ(j["checks"][k]["status"], j["gpus"].empty() ? "SKIPPED" : "OK");
 }
 
 TEST(DoctorCli, UnderMpirunEveryRankJoinsTheAllReduce) {

@@ -43,7 +43,7 @@ using BarrierOptions = CollectiveOptions;
 
 // When an operation was moving data, in seconds on a clock of its communicator's own
 // (so spans of one communicator can be compared and merged, not those of two): for
-// MPI the engine thread's steady clock from starting the requests to seeing them
+// MPI the steady clock from the caller issuing it to the engine thread seeing it
 // complete; for NCCL GPU events on the communication stream around the collective.
 struct WorkSpan {
   double start = 0, end = 0;

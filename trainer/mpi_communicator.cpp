@@ -55,8 +55,9 @@ struct MpiCommunicator::Operation {
   std::mutex mutex;
   std::condition_variable changed;
   bool finished = false;
-  std::string error;                 // empty on success
-  Clock::time_point started, ended;  // set by the engine thread
+  std::string error;  // empty on success
+  // Issued by the caller, then seen complete by the engine thread (WorkSpan).
+  Clock::time_point issued, ended;
 };
 
 // The thread that makes every MPI call, and the queue feeding it.
@@ -95,10 +96,6 @@ void MpiCommunicator::Engine::break_with(const std::string& reason) {
 
 bool MpiCommunicator::Engine::start(const std::shared_ptr<Operation>& op) {
   try {
-    {
-      std::lock_guard lock(op->mutex);
-      op->started = Clock::now();
-    }
     op->start(comm, op->requests);
     return true;
   } catch (const Error& e) {
@@ -199,11 +196,11 @@ class MpiWork : public Work {
   }
   WorkSpan span() override {
     std::lock_guard lock(op_->mutex);
-    if (!op_->finished || op_->started == Clock::time_point{}) return {};
+    if (!op_->finished) return {};
     auto seconds = [](Clock::time_point t) {
       return std::chrono::duration<double>(t.time_since_epoch()).count();
     };
-    return {seconds(op_->started), seconds(op_->ended)};
+    return {seconds(op_->issued), seconds(op_->ended)};
   }
   void wait() override {
     std::unique_lock lock(op_->mutex);
@@ -249,7 +246,8 @@ std::unique_ptr<Work> submit(MpiCommunicator::Engine& engine,
                              std::shared_ptr<MpiCommunicator::Operation> op,
                              const CollectiveOptions& options) {
   op->timeout = options.timeout;
-  op->deadline = Clock::now() + options.timeout;
+  op->issued = Clock::now();
+  op->deadline = op->issued + options.timeout;
   {
     std::lock_guard lock(engine.mutex);
     if (!engine.broken.empty())

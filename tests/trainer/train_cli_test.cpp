@@ -151,11 +151,12 @@ TEST_F(TrainCli, TelemetryAddsUpToTheStepTime) {
       const double step = s["step_time"][r];
       EXPECT_LE(parts, step + 1e-6) << line;
       EXPECT_GE(parts, step * 0.9 - 0.002) << line;
-      // The all-reduce's time in flight covers what the rank was blocked on by it, and
-      // fits in the step; the exposed time includes that block.
+      // The all-reduce's time in flight covers what the rank was blocked on by it (up to
+      // the waiting thread's wake-up after completion, milliseconds on a loaded
+      // machine), and fits in the step; the exposed time includes that block.
       const double comm = s["grad_comm"][r], blocked = s["grad_exposed"][r];
       EXPECT_GT(comm, 0) << line;
-      EXPECT_LE(blocked, comm + 0.002) << line;
+      EXPECT_LE(blocked, comm + 0.02) << line;
       EXPECT_LE(comm, step + 1e-6) << line;
       EXPECT_LE(blocked, s["exposed_comm"][r].get<double>() + 1e-6) << line;
     }

@@ -1,14 +1,9 @@
-// What both engines share: building the model by name, and what the loop records
-// about a host batch (its samples, tokens and padding).
+// What both engines share: the tokens and padding the loop records about a host batch.
 #include "trainer/compute_engine.h"
-
-#include "core/error.h"
 
 namespace evenfeed {
 
-void describe_batch(const Batch& batch, bool tokens, PreparedBatch& prepared) {
-  prepared.sample_ids.assign(batch.sample_ids().begin(), batch.sample_ids().end());
-  prepared.valid.assign(batch.valid().begin(), batch.valid().end());
+std::pair<double, double> tokens_and_padding(const Batch& batch, bool tokens) {
   double real = 0, cells = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     const bool valid = batch.valid().empty() || batch.valid()[i] != 0;
@@ -20,8 +15,7 @@ void describe_batch(const Batch& batch, bool tokens, PreparedBatch& prepared) {
       cells += 1;
     }
   }
-  prepared.tokens = real;
-  prepared.padding = cells - real;
+  return {real, cells - real};
 }
 
 }  // namespace evenfeed

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loader/dataset.h"
@@ -25,8 +26,9 @@ namespace evenfeed {
 // One loaded batch, ready for the model, with what the loop records about it.
 struct PreparedBatch {
   ModelInput input;  // pointers into the engine's memory (host or device)
-  std::vector<uint64_t> sample_ids;
-  std::vector<uint8_t> valid;      // empty: every slot real
+  // Views into memory that keep_alive holds (the host batch itself on the CPU).
+  std::span<const uint64_t> sample_ids;
+  std::span<const uint8_t> valid;  // empty: every slot real
   double tokens = 0, padding = 0;  // real token cells (samples for images) and padding
   // Of the time next() took, the part spent preparing the batch (normalising, queueing
   // copies) rather than waiting for the loader.
@@ -35,7 +37,6 @@ struct PreparedBatch {
 };
 
 struct EngineOptions {
-  int image_size = 32;  // image models: the loader's crop size
   OptimizerOptions optimizer;
   int device = 0;  // GPU engine: this rank's GPU
 };
@@ -95,9 +96,9 @@ struct ModelSpec {
   uint32_t vocab = 0;
 };
 
-// Fills sample_ids, valid, tokens and padding of `prepared` from a loaded batch:
-// token cells for token data, samples and padding slots for images.
-void describe_batch(const Batch& batch, bool tokens, PreparedBatch& prepared);
+// Real token cells and padding cells of a loaded batch (samples and padding slots for
+// images).
+std::pair<double, double> tokens_and_padding(const Batch& batch, bool tokens);
 
 std::unique_ptr<ComputeEngine> make_cpu_engine(const ModelSpec& model,
                                                const EngineOptions& options);

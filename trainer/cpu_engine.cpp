@@ -2,6 +2,7 @@
 // host. The reference every other path is compared with.
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "core/error.h"
 #include "cuda/normalize.h"
@@ -13,7 +14,7 @@ namespace {
 class CpuEngine : public ComputeEngine {
  public:
   CpuEngine(const ModelSpec& spec, const EngineOptions& options)
-      : image_size_(options.image_size),
+      : image_size_(spec.image_size),
         model_(spec.name == "mlp"
                    ? make_image_mlp(spec.image_size, spec.hidden, spec.classes)
                    : make_token_classifier(spec.vocab, spec.embed_dim, spec.hidden, spec.classes)),
@@ -42,7 +43,9 @@ class CpuEngine : public ComputeEngine {
     const auto start = std::chrono::steady_clock::now();
     auto batch = std::make_shared<Batch>(std::move(*loaded));
     PreparedBatch prepared;
-    describe_batch(*batch, !images_, prepared);
+    prepared.sample_ids = batch->sample_ids();
+    prepared.valid = batch->valid();
+    std::tie(prepared.tokens, prepared.padding) = tokens_and_padding(*batch, !images_);
     ModelInput& in = prepared.input;
     in.count = batch->size();
     in.labels = batch->labels().data();

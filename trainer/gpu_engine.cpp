@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -21,10 +22,17 @@ namespace {
 // What the loop needs about a batch after its host memory has gone back to the
 // loader: recorded when the feeder takes the batch, used when it hands it out.
 struct HostFacts {
-  PreparedBatch described;  // sample ids, valid, tokens, padding
+  std::vector<uint64_t> sample_ids;
+  std::vector<uint8_t> valid;  // empty: every slot real
+  double tokens = 0, padding = 0;
   size_t count = 0;
   uint32_t max_length = 0;
-  bool has_valid = false;
+};
+
+// What a prepared batch keeps alive: its device buffer and the facts its views show.
+struct HeldBatch {
+  DeviceBatch device;
+  HostFacts facts;
 };
 
 // The feeder's parts of a batch, in this order.
@@ -38,7 +46,7 @@ std::span<const std::byte> bytes_of(std::span<const T> values) {
 class GpuEngine : public ComputeEngine {
  public:
   GpuEngine(const ModelSpec& spec, const EngineOptions& options)
-      : options_(options), stream_(make_stream(options.device)) {
+      : options_(options), image_size_(spec.image_size), stream_(make_stream(options.device)) {
     model_ = spec.name == "mlp"
                  ? make_gpu_image_mlp(spec.image_size, spec.hidden, spec.classes, stream_)
                  : make_gpu_token_classifier(spec.vocab, spec.embed_dim, spec.hidden, spec.classes,
@@ -95,27 +103,34 @@ class GpuEngine : public ComputeEngine {
     if (!device) return std::nullopt;
     EVENFEED_CHECK(!facts_.empty(), "the device feeder handed out a batch it was never given");
     const auto start = std::chrono::steady_clock::now();
-    HostFacts facts = std::move(facts_.front());
+    // Dropping the batch returns its device buffer once the stream has used it.
+    auto held =
+        std::make_shared<HeldBatch>(HeldBatch{std::move(*device), std::move(facts_.front())});
     facts_.pop_front();
-    device->wait_on(stream_);  // the compute stream starts after the copy, host not blocked
-    PreparedBatch prepared = std::move(facts.described);
+    const DeviceBatch& batch = held->device;
+    const HostFacts& facts = held->facts;
+    batch.wait_on(stream_);  // the compute stream starts after the copy, host not blocked
+    PreparedBatch prepared;
+    prepared.sample_ids = facts.sample_ids;
+    prepared.valid = facts.valid;
+    prepared.tokens = facts.tokens;
+    prepared.padding = facts.padding;
     ModelInput& in = prepared.input;
     in.count = facts.count;
-    in.labels = static_cast<const int32_t*>(device->part(kLabels));
-    in.valid = facts.has_valid ? static_cast<const uint8_t*>(device->part(kValid)) : nullptr;
+    in.labels = static_cast<const int32_t*>(batch.part(kLabels));
+    in.valid = facts.valid.empty() ? nullptr : static_cast<const uint8_t*>(batch.part(kValid));
     if (images_) {
-      const int s = options_.image_size;
+      const int s = image_size_;
       features_.grow(in.count * 3 * static_cast<size_t>(s) * s);
-      normalize_on_gpu(static_cast<const uint8_t*>(device->part(kPayload)), {in.count, s, s},
-                       nullptr, {}, DataType::kFloat32, features_.data(), stream_);
+      normalize_on_gpu(static_cast<const uint8_t*>(batch.part(kPayload)), {in.count, s, s}, nullptr,
+                       {}, DataType::kFloat32, features_.data(), stream_);
       in.features = features_.data();
     } else {
-      in.tokens = static_cast<const int32_t*>(device->part(kPayload));
-      in.mask = static_cast<const uint8_t*>(device->part(kMask));
+      in.tokens = static_cast<const int32_t*>(batch.part(kPayload));
+      in.mask = static_cast<const uint8_t*>(batch.part(kMask));
       in.max_length = facts.max_length;
     }
-    // Dropping the batch returns its device buffer once the stream has used it.
-    prepared.keep_alive = std::make_shared<DeviceBatch>(std::move(*device));
+    prepared.keep_alive = std::move(held);
     prepared.prepare_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return prepared;
@@ -175,12 +190,14 @@ class GpuEngine : public ComputeEngine {
     if (!loaded) return std::nullopt;
     auto batch = std::make_shared<Batch>(std::move(*loaded));
     HostFacts facts;
-    describe_batch(*batch, !images_, facts.described);
+    // Copied: the host batch goes back to the loader once its copy is done.
+    facts.sample_ids.assign(batch->sample_ids().begin(), batch->sample_ids().end());
+    facts.valid.assign(batch->valid().begin(), batch->valid().end());
+    std::tie(facts.tokens, facts.padding) = tokens_and_padding(*batch, !images_);
     facts.count = batch->size();
-    facts.has_valid = !batch->valid().empty();
     HostBatch host;
     host.index = batch->index();
-    const size_t s = static_cast<size_t>(options_.image_size);
+    const size_t s = static_cast<size_t>(image_size_);
     if (images_) {
       host.parts.push_back(
           {reinterpret_cast<const std::byte*>(batch->images_uint8()), facts.count * s * s * 3});
@@ -197,6 +214,7 @@ class GpuEngine : public ComputeEngine {
   }
 
   EngineOptions options_;
+  int image_size_;  // image models: the loader's crop size
   GpuStream stream_;
   std::unique_ptr<Model> model_;
   DeviceArray<float> params_, grads_, features_;

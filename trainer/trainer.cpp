@@ -191,7 +191,6 @@ void Run::plan_schedule() {
 // stream.
 void Run::make_engine() {
   EngineOptions options;
-  options.image_size = o_.image_size;
   options.optimizer = o_.optimizer;
   options.device = o_.gpu;
   const bool gpu = o_.device == "gpu" || (o_.device == "auto" && gpu_visible());

@@ -9,9 +9,13 @@ find_package(CLI11 REQUIRED)
 find_package(MPI REQUIRED COMPONENTS C)
 find_package(PNG REQUIRED)
 find_package(JPEG REQUIRED)  # libjpeg-turbo's libjpeg API, for partial (cropped) decoding
-# libyuv (antialiased SIMD resizing) ships no CMake or pkg-config file.
+# libyuv (SIMD resizing) ships no CMake or pkg-config file. The static archive is what
+# the loader links (loader/CMakeLists.txt says why), and objcopy rewrites it.
 find_path(LIBYUV_INCLUDE_DIR libyuv/scale_argb.h REQUIRED)
-find_library(LIBYUV_LIBRARY yuv REQUIRED)
+find_library(LIBYUV_STATIC_LIBRARY libyuv.a REQUIRED)
+if(NOT CMAKE_OBJCOPY)
+  message(FATAL_ERROR "objcopy (binutils) is needed to prepare libyuv; run scripts/install-deps.sh")
+endif()
 pkg_check_modules(LMDB REQUIRED IMPORTED_TARGET lmdb)
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)

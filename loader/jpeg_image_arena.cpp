@@ -3,6 +3,7 @@
 #include <jerror.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <new>
 
@@ -61,6 +62,34 @@ JBLOCKARRAY arena_alloc_barray(j_common_ptr cinfo, int pool_id, JDIMENSION block
   return rows;
 }
 
+// Virtual block arrays (progressive and multi-scan images). libjpeg-turbo's own manager
+// supports image-lifetime arrays only, and so does this.
+jvirt_barray_ptr arena_request_virt_barray(j_common_ptr cinfo, int pool_id, boolean pre_zero,
+                                           JDIMENSION blocksperrow, JDIMENSION numrows,
+                                           JDIMENSION /*maxaccess: the whole array is held*/) {
+  if (pool_id != JPOOL_IMAGE) ERREXIT1(cinfo, JERR_BAD_POOL_ID, pool_id);
+  auto* array = arena_of(cinfo).request_block_array(cinfo, pre_zero != FALSE, blocksperrow, numrows);
+  return reinterpret_cast<jvirt_barray_ptr>(array);
+}
+
+void arena_realize_virt_arrays(j_common_ptr cinfo) {
+  JpegImageArena& arena = arena_of(cinfo);
+  arena.original_realize_virt_arrays(cinfo);  // libjpeg's own (sample arrays), if any
+  arena.realize_block_arrays(cinfo);
+}
+
+// Rows [start_row, start_row + num_rows) of a whole array held in memory: the same
+// checks as libjpeg's manager, no backing store to page through.
+JBLOCKARRAY arena_access_virt_barray(j_common_ptr cinfo, jvirt_barray_ptr ptr,
+                                     JDIMENSION start_row, JDIMENSION num_rows,
+                                     boolean /*writable*/) {
+  auto* array = reinterpret_cast<JpegImageArena::BlockArray*>(ptr);
+  if (array->rows == nullptr || num_rows > array->row_count ||
+      start_row > array->row_count - num_rows)
+    ERREXIT(cinfo, JERR_BAD_VIRTUAL_ACCESS);
+  return array->rows + start_row;
+}
+
 // libjpeg frees its image pool at the end of every image (jpeg_abort, jpeg_finish_*):
 // its own part first (virtual arrays live there), then the arena starts over.
 void arena_free_pool(j_common_ptr cinfo, int pool_id) {
@@ -82,12 +111,40 @@ void JpegImageArena::install(j_common_ptr cinfo) {
   original_alloc_sarray = mem->alloc_sarray;
   original_alloc_barray = mem->alloc_barray;
   original_free_pool = mem->free_pool;
+  original_realize_virt_arrays = mem->realize_virt_arrays;
   cinfo->client_data = this;
   mem->alloc_small = arena_alloc_small;
   mem->alloc_large = arena_alloc_large;
   mem->alloc_sarray = arena_alloc_sarray;
   mem->alloc_barray = arena_alloc_barray;
   mem->free_pool = arena_free_pool;
+  mem->request_virt_barray = arena_request_virt_barray;
+  mem->realize_virt_arrays = arena_realize_virt_arrays;
+  mem->access_virt_barray = arena_access_virt_barray;
+}
+
+JpegImageArena::BlockArray* JpegImageArena::request_block_array(j_common_ptr cinfo, bool pre_zero,
+                                                                JDIMENSION blocks_per_row,
+                                                                JDIMENSION row_count) {
+  auto* array = new (allocate(cinfo, sizeof(BlockArray))) BlockArray{};
+  array->blocks_per_row = blocks_per_row;
+  array->row_count = row_count;
+  array->pre_zero = pre_zero;
+  array->next = block_arrays_;
+  block_arrays_ = array;
+  return array;
+}
+
+void JpegImageArena::realize_block_arrays(j_common_ptr cinfo) {
+  for (BlockArray* array = block_arrays_; array != nullptr; array = array->next) {
+    if (array->rows != nullptr) continue;
+    array->rows = arena_alloc_barray(cinfo, JPOOL_IMAGE, array->blocks_per_row, array->row_count);
+    if (array->pre_zero && array->row_count > 0) {
+      // arena_alloc_barray lays the rows out back to back.
+      std::memset(array->rows[0], 0,
+                  static_cast<size_t>(array->blocks_per_row) * array->row_count * sizeof(JBLOCK));
+    }
+  }
 }
 
 void* JpegImageArena::allocate(j_common_ptr cinfo, size_t bytes) {
@@ -122,6 +179,7 @@ void JpegImageArena::reset() {
   }
   used_ = 0;
   overflow_bytes_ = 0;
+  block_arrays_ = nullptr;  // they lived in the arena
 }
 
 }  // namespace evenfeed

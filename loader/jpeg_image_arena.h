@@ -8,8 +8,16 @@
 // alloc_barray and free_pool methods) and serves them from one block kept across
 // images. An image that needs more than the block holds gets overflow blocks; at the
 // end of that image the block grows to what it needed, so once a decoder has seen its
-// largest image it allocates nothing more. JPOOL_PERMANENT allocations and virtual
-// arrays (progressive and multi-scan images) stay with libjpeg's own manager.
+// largest image it allocates nothing more.
+//
+// Progressive and multi-scan JPEGs keep the whole image's DCT coefficients in virtual
+// block arrays, which libjpeg's manager realises with a malloc of its own for every
+// image (it calls its internal allocator directly, not the methods above). The arena
+// takes over those too (request_virt_barray, realize_virt_arrays,
+// access_virt_barray): they are held in memory whole, as libjpeg's manager holds them
+// when memory suffices, and pre-zeroed where asked. JPOOL_PERMANENT allocations and
+// virtual sample arrays (used only by two-pass colour quantisation, which the loader
+// never asks for) stay with libjpeg's own manager.
 //
 // Rows of sample arrays are padded to 64 bytes and every object is 32-byte aligned,
 // as libjpeg-turbo's own manager does for its SIMD routines.
@@ -51,6 +59,19 @@ class JpegImageArena {
   decltype(jpeg_memory_mgr::alloc_sarray) original_alloc_sarray = nullptr;
   decltype(jpeg_memory_mgr::alloc_barray) original_alloc_barray = nullptr;
   decltype(jpeg_memory_mgr::free_pool) original_free_pool = nullptr;
+  decltype(jpeg_memory_mgr::realize_virt_arrays) original_realize_virt_arrays = nullptr;
+
+  // A virtual block array held whole in the arena. Requested while the header is
+  // processed, realised by realize_virt_arrays, dropped with the image.
+  struct BlockArray {
+    JBLOCKARRAY rows = nullptr;  // null until realised
+    JDIMENSION blocks_per_row = 0, row_count = 0;
+    bool pre_zero = false;
+    BlockArray* next = nullptr;
+  };
+  BlockArray* request_block_array(j_common_ptr cinfo, bool pre_zero, JDIMENSION blocks_per_row,
+                                  JDIMENSION row_count);
+  void realize_block_arrays(j_common_ptr cinfo);
 
  private:
   struct FreeDeleter {
@@ -63,6 +84,7 @@ class JpegImageArena {
   size_t overflow_bytes_ = 0;  // asked for this image beyond the block
   std::vector<Block> overflow_;
   uint64_t growths_ = 0;
+  BlockArray* block_arrays_ = nullptr;  // this image's, newest first
 };
 
 }  // namespace evenfeed

@@ -17,7 +17,7 @@ packages=(
   libfmt-dev                      # formatting
   libxxhash-dev                   # payload and shard checksums (XXH3-64)
   libpng-dev                      # --reencode of PNG sources, PNG batch dumps
-  libyuv-dev                      # antialiased SIMD image resizing in the loader
+  libyuv-dev                      # SIMD image resizing in the loader (static, rewritten by objcopy)
   libopenblas-dev                 # trainer's CPU GEMM
   libtorch-dev                    # examples/libtorch (CPU build of libtorch)
 )

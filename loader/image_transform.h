@@ -1,7 +1,15 @@
-// From a decoded crop region to one sample of a batch: an antialiased resize to the
-// output size (libyuv's box filter: area averaging when shrinking, bilinear when
-// growing, SIMD on x86 and ARM), then the flip and the output layout, uint8 NHWC (for
-// normalisation on the GPU) or float32 NCHW normalised (for CPU consumers).
+// From a decoded crop region to one sample of a batch: a resize to the output size with
+// libyuv's ARGBScale (SIMD on x86 and Arm), then the flip and the output layout, uint8
+// NHWC (for normalisation on the GPU) or float32 NCHW normalised (for CPU consumers).
+//
+// For four-channel pixels libyuv filters bilinearly, two taps per axis, both when
+// shrinking and growing (its box filter exists for single planes only; asked for box,
+// ARGBScale averages only an exact 4x reduction). That is antialiased enough here
+// because the DCT scaling before it (loader/jpeg_region_decoder.h) does the heavy
+// reduction: at most 2x is left on the crop's shorter side, up to 2.7x on its longer
+// side at the most extreme aspect ratios, and more only for crops over eight times the
+// output. The loader tests hold the output to a supersampled reference (PSNR >= 28 dB).
+// libyuv's row buffers come from per-thread scratch (loader/libyuv_scratch.h).
 #pragma once
 
 #include <array>

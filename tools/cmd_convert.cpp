@@ -40,7 +40,7 @@ int print_report(const ConvertReport& r, bool json) {
     nlohmann::json j = {
         {"out", r.out.string()}, {"kind", r.kind},       {"source_format", r.source_format},
         {"inputs", r.inputs},    {"samples", r.samples}, {"payload_bytes", r.payload_bytes},
-        {"shards", r.shards},    {"seconds", r.seconds}};
+        {"shards", r.shards},    {"seconds", r.seconds}, {"rewritten_as_baseline", r.rewritten_as_baseline}};
     j["skipped"] = nlohmann::json::array();
     for (const auto& s : r.skipped)
       j["skipped"].push_back({{"source", s.source}, {"reason", s.reason}});
@@ -83,6 +83,9 @@ void add_convert(CLI::App& app, Runner& run) {
                    "Accept PNG, BMP and PPM by encoding them as JPEG");
   images->add_option("--quality", images_flags.options.quality, "JPEG quality for --reencode")
       ->check(CLI::Range(1, 100));
+  images->add_flag("--keep-progressive", images_flags.keep_progressive,
+                   "Store progressive JPEGs as they are instead of rewriting them as baseline "
+                   "(same pixels; baseline decodes faster)");
   images->add_flag(
       "--no-check-decode", images_flags.no_check_decode,
       "Only parse headers instead of entropy-decoding every JPEG (faster, misses damaged data)");

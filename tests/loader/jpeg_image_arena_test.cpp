@@ -2,8 +2,12 @@
 // once a decoder has seen its largest image it allocates nothing more, and what it
 // decodes is the same as a fresh decoder's (whose arena starts empty and grows on
 // every new size), for every JPEG kind, progressive and CMYK included, and after a
-// corrupt image has aborted a decode half-way.
+// corrupt image has aborted a decode half-way. Progressive images, whose whole-image
+// coefficient arrays the arena holds, decode exactly as TurboJPEG (libjpeg's own
+// memory manager) decodes them.
 #include <gtest/gtest.h>
+
+#include <turbojpeg.h>
 
 #include <cstring>
 #include <vector>
@@ -89,6 +93,49 @@ TEST(JpegImageArena, ACorruptImageLeavesTheDecoderUsable) {
   DecodedRegion region;
   EXPECT_TRUE(decoder.decode(truncated, {10, 100, 100, 40, false}, 64, 64, region));
   EXPECT_EQ(decode(decoder, jpegs[0], crop), expected);
+}
+
+// The whole image at 1/denominator scale through TurboJPEG, RGBX rows.
+std::vector<uint8_t> turbojpeg_decode(const std::vector<std::byte>& jpeg, int denominator) {
+  tjhandle h = tjInitDecompress();
+  const auto* data = reinterpret_cast<const unsigned char*>(jpeg.data());
+  int w = 0, hh = 0, ss = 0, cs = 0;
+  EXPECT_EQ(tjDecompressHeader3(h, data, jpeg.size(), &w, &hh, &ss, &cs), 0);
+  w = (w + denominator - 1) / denominator;
+  hh = (hh + denominator - 1) / denominator;
+  std::vector<uint8_t> rgbx(static_cast<size_t>(w) * hh * 4);
+  EXPECT_EQ(tjDecompress2(h, data, jpeg.size(), rgbx.data(), w, 0, hh, TJPF_RGBX, 0), 0)
+      << tjGetErrorStr2(h);
+  tjDestroy(h);
+  return rgbx;
+}
+
+TEST(JpegImageArena, ProgressiveImagesDecodeAsLibjpegsOwnMemoryDoes) {
+  const auto jpegs = jpegs_of_every_kind();
+  JpegRegionDecoder decoder;
+  for (const auto& jpeg : jpegs) decode(decoder, jpeg, {0, 0, 180, 140, false});  // dirty memory
+  testing::JpegSpec big;
+  big.width = 720;
+  big.height = 560;
+  big.progressive = true;
+  big.smooth = true;
+  const auto progressive = testing::make_jpeg(big);
+  for (int denominator : {1, 2, 4}) {
+    const CropBox whole{0, 0, big.width, big.height, false};
+    DecodedRegion region;
+    ASSERT_FALSE(decoder.decode(progressive, whole, big.width / denominator,
+                                big.height / denominator, region));
+    ASSERT_EQ(region.scale_denominator, denominator);
+    const std::vector<uint8_t> expected = turbojpeg_decode(progressive, denominator);
+    ASSERT_EQ(expected.size(), static_cast<size_t>(region.width) * region.height * 4);
+    for (int r = 0; r < region.height; ++r) {
+      const uint8_t* row = region.pixels + static_cast<size_t>(r) * region.stride;
+      ASSERT_EQ(std::memcmp(row, expected.data() + static_cast<size_t>(r) * region.width * 4,
+                            static_cast<size_t>(region.width) * 4),
+                0)
+          << "row " << r << " at 1/" << denominator;
+    }
+  }
 }
 
 }  // namespace

@@ -115,6 +115,20 @@ TEST_F(CliDataset, SkippedInputsAreListed) {
   EXPECT_NE(skip.out.find("24 samples"), std::string::npos) << skip.out;
 }
 
+TEST_F(CliDataset, KeepProgressiveStoresProgressiveJpegsAsTheyAre) {
+  // synth images makes about a quarter of its JPEGs progressive.
+  auto rewrite = run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "o2").string() +
+                             " --json");
+  ASSERT_EQ(rewrite.exit_code, 0) << rewrite.err;
+  EXPECT_GT(nlohmann::json::parse(rewrite.out)["rewritten_as_baseline"].get<int>(), 0);
+  auto keep = run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "o3").string() +
+                          " --keep-progressive --json");
+  ASSERT_EQ(keep.exit_code, 0) << keep.err;
+  EXPECT_EQ(nlohmann::json::parse(keep.out)["rewritten_as_baseline"].get<int>(), 0);
+  auto verify = run_command(kBin + " verify " + (tmp_ / "o3").string() + " --decode");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
 // Starts a slow conversion in the background, waits until its staging directory
 // exists, sends `signal`, and returns the exit code.
 int interrupt_convert(const fs::path& dir, const std::string& signal) {

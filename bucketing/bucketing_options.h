@@ -27,10 +27,16 @@ struct BucketingOptions {
   // a window holds many steps' worth of similar lengths whatever the cost model.
   uint64_t window = 0;
   // The noisy sort: a sample may trade places with neighbours up to `noise` batches'
-  // worth of samples away, but never across more than `noise_cap` in log length. Wide
-  // for short samples (many per batch, most pairs), zero for samples alone in a batch.
+  // worth of samples away, but never across more than `noise_cap` in log length (for a
+  // sample at the median's samples per batch; more for shorter ones). Wide for short
+  // samples (many per batch, most pairs), zero for samples alone in a batch.
   double noise = 8;
-  double noise_cap = 0.05;
+  // 0 chooses it from the data (automatic_noise_cap): the widest of 0.05-0.2 whose
+  // noise alone costs at most `noise_cap_padding` in padding. Wider noise re-batches
+  // fewer pairs from epoch to epoch; the rest of the 2% padding target is left for the
+  // balancing steps, which add padding of their own.
+  double noise_cap = 0;
+  double noise_cap_padding = 0.012;
   // Every sample that shares a batch may move at least this far (log length), so batch
   // composition changes between epochs for long samples too.
   double noise_floor = 0.015;

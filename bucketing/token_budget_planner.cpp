@@ -1,6 +1,7 @@
 #include "bucketing/token_budget_planner.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -23,13 +24,48 @@ uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& o
   return std::max<uint64_t>(65536, 256 * std::max<uint64_t>(1, per_batch));
 }
 
+double automatic_noise_cap(const LengthSource& lengths, const BucketingOptions& options) {
+  // A window's worth of evenly spaced ids (like automatic_window, independent of seed,
+  // epoch and world size), sorted with each candidate noise and packed greedily.
+  BucketingOptions o = options;
+  if (o.window == 0) o.window = automatic_window(lengths, options);
+  const uint64_t n = lengths.size(), probes = std::min(n, o.window);
+  std::vector<PlanItem> items(probes);
+  for (uint64_t k = 0; k < probes; ++k) {
+    const uint64_t id = k * n / probes;
+    items[k] = {id, std::clamp<uint64_t>(lengths.length(id), 1, options.tokens_per_rank)};
+  }
+  auto fits = [&](double cap) {
+    o.noise_cap = cap;
+    return WindowPlanner(o, 1, 0, 0).noisy_sort_padding(items) <= options.noise_cap_padding;
+  };
+  // Padding grows with the noise: bisect for the widest cap that fits (the narrowest
+  // is taken untried when nothing wider fits).
+  size_t lo = 0, hi = std::size(kNoiseCaps) - 1;
+  while (lo < hi) {
+    const size_t mid = (lo + hi + 1) / 2;
+    if (fits(kNoiseCaps[mid])) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return kNoiseCaps[lo];
+}
+
+BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options) {
+  if (options.window == 0) options.window = automatic_window(lengths, options);
+  if (options.noise_cap == 0) options.noise_cap = automatic_noise_cap(lengths, options);
+  return options;
+}
+
 TokenBudgetPlanner::TokenBudgetPlanner(const LengthSource& lengths, const BucketingOptions& options,
                                        uint32_t world_size, const PlanState& state)
-    : lengths_(lengths), options_(options), seed_(state.seed), epoch_(state.epoch) {
+    : lengths_(lengths), seed_(state.seed), epoch_(state.epoch) {
   check_world(world_size, lengths.size());
   EVENFEED_CHECK(options.tokens_per_rank > 0, "tokens per rank must be at least 1");
   const uint64_t n = lengths.size();
-  if (options_.window == 0) options_.window = automatic_window(lengths, options_);
+  options_ = resolve_automatic(lengths, options);
   order_ = make_global_order(options.order, n, seed_, epoch_);
   windows_ = std::max<uint64_t>(1, (n + options_.window - 1) / options_.window);
   for (const Segment& s : state.served) {

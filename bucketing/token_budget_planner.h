@@ -22,6 +22,19 @@ namespace evenfeed {
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);
 
+// The noise caps BucketingOptions::noise_cap = 0 chooses from, narrowest first.
+inline constexpr double kNoiseCaps[] = {0.05, 0.07, 0.1, 0.14, 0.2};
+// The noise cap BucketingOptions::noise_cap = 0 stands for: the widest of kNoiseCaps
+// whose noisy sort alone (greedy batches over a window's worth of evenly spaced
+// samples) costs at most options.noise_cap_padding in padding, or the narrowest.
+double automatic_noise_cap(const LengthSource& lengths, const BucketingOptions& options);
+
+// `options` with window = 0 and noise_cap = 0 replaced by what they stand for with these
+// lengths. Choosing the noise sorts a window's worth of lengths five times (about half a
+// second for a million samples), so a caller that makes a planner per epoch resolves
+// once and passes the result; the planner resolves what is still 0 itself.
+BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options);
+
 class TokenBudgetPlanner : public StepPlanner {
  public:
   // Throws Error for a world size of 0, an empty dataset, a zero length, a sample

@@ -119,6 +119,15 @@ std::vector<WindowPlanner::Batch> WindowPlanner::pack(const std::vector<Entry>& 
   return batches;
 }
 
+double WindowPlanner::noisy_sort_padding(const std::vector<PlanItem>& items) const {
+  double slots = 0, tokens = 0;
+  for (const Batch& b : pack(noisy_sort(items))) {
+    slots += static_cast<double>(b.entries.size()) * static_cast<double>(b.longest);
+    for (const Entry& e : b.entries) tokens += static_cast<double>(e.length);
+  }
+  return slots > 0 ? 1.0 - tokens / slots : 0.0;
+}
+
 // A batch of the shortest fillers (taken from the back) costing as close to `level`
 // as their grain allows, never more. Empty when no filler is left.
 WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, double level) const {

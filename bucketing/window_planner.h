@@ -50,6 +50,10 @@ class WindowPlanner {
   double plan(std::vector<PlanItem> items, bool last, uint64_t window_index, double previous_mean,
               std::vector<StepBatches>& steps, std::vector<PlanItem>& carry) const;
 
+  // The padding share (padded slots over all slots) of greedy token-budget batches
+  // over `items` in noisy-sort order: what the noise alone costs, for choosing it.
+  double noisy_sort_padding(const std::vector<PlanItem>& items) const;
+
  private:
   struct Entry;
   struct Batch;

@@ -59,6 +59,9 @@ void add_plan(CLI::App& app, Runner& run) {
   cmd->add_option("--noise-padding", r.bucketing_options.noise_padding,
                   "Most padding the noise may cost a sample, as a fraction of the mean length")
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--noise-cap", r.bucketing_options.noise_cap,
+                  "Widest noise in log length at the median's batch size (0: from the data)")
+      ->check(CLI::Range(0.0, 8.0));
   cmd->add_option("--level-tolerance", r.bucketing_options.level_tolerance,
                   "Cost spread allowed within a step")
       ->check(CLI::Range(0.0, 0.5));

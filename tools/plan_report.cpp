@@ -127,28 +127,29 @@ std::string percent(const nlohmann::json& v) {
 
 }  // namespace
 
-nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r) {
-  EVENFEED_CHECK(r.epochs > 0, "--epochs must be at least 1");
-  EVENFEED_CHECK(!r.resume_world_size || *r.resume_world_size > 0,
+nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& request) {
+  EVENFEED_CHECK(request.epochs > 0, "--epochs must be at least 1");
+  EVENFEED_CHECK(!request.resume_world_size || *request.resume_world_size > 0,
                  "--resume-world-size must be at least 1");
+  PlanRequest r = request;  // automatic options resolved once for every epoch's planner
+  if (r.bucketing) r.bucketing_options = resolve_automatic(lengths, r.bucketing_options);
   double mean = 0;
   for (uint64_t id = 0; id < lengths.size(); ++id) mean += static_cast<double>(lengths.length(id));
   mean /= static_cast<double>(std::max<uint64_t>(1, lengths.size()));
   nlohmann::json report;
-  report["config"] = {
-      {"samples", lengths.size()},
-      {"world_size", r.world_size},
-      {"planner", r.bucketing ? "token-budget" : "fixed-batch"},
-      {"tokens_per_rank", r.bucketing_options.tokens_per_rank},
-      {"cost", cost_kind_name(r.bucketing_options.cost.kind)},
-      {"quadratic_a", r.bucketing_options.cost.a},
-      {"window", r.bucketing_options.window > 0 ? r.bucketing_options.window
-                                                : automatic_window(lengths, r.bucketing_options)},
-      {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
-                                            : r.sampler_options.order.kind)},
-      {"seed", r.seed},
-      {"epochs", r.epochs},
-      {"mean_length", mean}};
+  report["config"] = {{"samples", lengths.size()},
+                      {"world_size", r.world_size},
+                      {"planner", r.bucketing ? "token-budget" : "fixed-batch"},
+                      {"tokens_per_rank", r.bucketing_options.tokens_per_rank},
+                      {"cost", cost_kind_name(r.bucketing_options.cost.kind)},
+                      {"quadratic_a", r.bucketing_options.cost.a},
+                      {"window", r.bucketing_options.window},
+                      {"noise_cap", r.bucketing_options.noise_cap},
+                      {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
+                                                            : r.sampler_options.order.kind)},
+                      {"seed", r.seed},
+                      {"epochs", r.epochs},
+                      {"mean_length", mean}};
   if (r.resume_at_step) {
     report["config"]["resume_at_step"] = *r.resume_at_step;
     report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);

@@ -46,14 +46,16 @@ struct Exchange {
 class PlanFactory {
  public:
   PlanFactory(const Dataset& dataset, const TrainOptions& options)
-      : dataset_(dataset), options_(options), lengths_(dataset.index().lengths()) {}
+      : dataset_(dataset), options_(options), lengths_(dataset.index().lengths()) {
+    if (options_.tokens_per_rank > 0) {
+      bucketing_.tokens_per_rank = options_.tokens_per_rank;
+      bucketing_ = resolve_automatic(lengths_, bucketing_);  // once, not per epoch
+    }
+  }
 
   std::unique_ptr<StepPlanner> make(uint32_t world, const PlanState& state) const {
-    if (options_.tokens_per_rank > 0) {
-      BucketingOptions b;
-      b.tokens_per_rank = options_.tokens_per_rank;
-      return std::make_unique<TokenBudgetPlanner>(lengths_, b, world, state);
-    }
+    if (options_.tokens_per_rank > 0)
+      return std::make_unique<TokenBudgetPlanner>(lengths_, bucketing_, world, state);
     SamplerOptions s;
     s.batch_size = options_.batch_size;
     return std::make_unique<DistributedSampler>(dataset_.size(), world, s, state);
@@ -70,6 +72,7 @@ class PlanFactory {
   const Dataset& dataset_;
   const TrainOptions& options_;
   SpanLengths lengths_;
+  BucketingOptions bucketing_;
 };
 
 int count_classes(const Dataset& dataset) {

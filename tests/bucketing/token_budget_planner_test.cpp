@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <vector>
 
 #include "bucketing/plan_metrics.h"
@@ -213,6 +214,75 @@ TEST(TokenBudgetPlanner, HeavyTailsStayBalancedAndUnpadded) {
   EXPECT_LT(metrics.repeated_pair_share(), 0.10);
   EXPECT_EQ(metrics.total_dropped(), 0u);
   EXPECT_EQ(metrics.total_duplicated(), 0u);
+}
+
+// The automatic noise cap is the widest that fits the padding allowance: the noisy
+// sort of a window's worth of evenly spaced samples fits at the chosen cap (unless it
+// is the narrowest, taken untried) and not at the next wider one. Data whose lengths
+// are all equal (where noise costs nothing) gets the widest.
+TEST(TokenBudgetPlanner, AutomaticNoiseCapIsTheWidestThatFitsThePaddingAllowance) {
+  const auto lengths = long_tailed(60000, 9, 16384);
+  SpanLengths source(lengths);
+  std::set<double> chosen_caps;
+  for (uint64_t tokens : {2048, 4096, 6144, 8192, 16384}) {
+    BucketingOptions o;
+    o.tokens_per_rank = tokens;
+    const BucketingOptions resolved = resolve_automatic(source, o);
+    EXPECT_EQ(resolved.window, automatic_window(source, o));
+    const double* chosen =
+        std::find(std::begin(kNoiseCaps), std::end(kNoiseCaps), resolved.noise_cap);
+    ASSERT_NE(chosen, std::end(kNoiseCaps)) << resolved.noise_cap;
+    chosen_caps.insert(*chosen);
+    std::vector<PlanItem> probes;
+    const uint64_t n = lengths.size(), count = std::min<uint64_t>(n, resolved.window);
+    for (uint64_t k = 0; k < count; ++k) {
+      const uint64_t id = k * n / count;
+      probes.push_back({id, std::min(lengths[id], o.tokens_per_rank)});
+    }
+    auto padding_at = [&](double cap) {
+      BucketingOptions x = resolved;
+      x.noise_cap = cap;
+      return WindowPlanner(x, 1, 0, 0).noisy_sort_padding(probes);
+    };
+    SCOPED_TRACE(testing::Message() << tokens << " tokens, cap " << *chosen);
+    if (chosen != std::begin(kNoiseCaps)) {
+      EXPECT_LE(padding_at(*chosen), o.noise_cap_padding);
+    }
+    if (chosen + 1 != std::end(kNoiseCaps)) {
+      EXPECT_GT(padding_at(chosen[1]), o.noise_cap_padding);
+    }
+  }
+  EXPECT_GE(chosen_caps.size(), 2u) << "every budget chose the same cap; the test shows little";
+
+  const std::vector<uint64_t> equal(5000, 300);
+  SpanLengths equal_source(equal);
+  BucketingOptions o;
+  EXPECT_EQ(resolve_automatic(equal_source, o).noise_cap, std::end(kNoiseCaps)[-1]);
+}
+
+// Where the data leaves room, the wider noise re-batches fewer pairs from one epoch to
+// the next than the narrowest cap does, within the padding target.
+TEST(TokenBudgetPlanner, AutomaticNoiseCapRebatchesFewerPairs) {
+  const auto lengths = long_tailed(60000, 9, 4096);
+  SpanLengths source(lengths);
+  auto plan_two_epochs = [&](double noise_cap) {
+    BucketingOptions o;
+    o.tokens_per_rank = 4096;
+    o.noise_cap = noise_cap;
+    PlanMetrics metrics(source, o.cost.a);
+    for (uint32_t epoch = 0; epoch < 2; ++epoch) {
+      metrics.begin_epoch();
+      TokenBudgetPlanner planner(source, o, 8, {1, epoch, {}});
+      PlanStep step;
+      while (planner.next(step)) metrics.add(step);
+      metrics.end_epoch();
+    }
+    return std::make_pair(metrics.repeated_pair_share(), metrics.padding_waste());
+  };
+  const auto [narrow_pairs, narrow_padding] = plan_two_epochs(kNoiseCaps[0]);
+  const auto [auto_pairs, auto_padding] = plan_two_epochs(0);
+  EXPECT_LT(auto_pairs, narrow_pairs);
+  EXPECT_LT(auto_padding, 0.02);
 }
 
 // A corpus of short entries with lumps: about 3% of samples alone cost an eighth to

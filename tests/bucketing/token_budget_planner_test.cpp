@@ -29,6 +29,18 @@ std::vector<uint64_t> long_tailed(uint64_t n, uint64_t seed, uint64_t max_length
   return out;
 }
 
+// Adds `epochs` whole epochs of a planner with these options to `metrics`.
+void plan_epochs(PlanMetrics& metrics, const LengthSource& source, const BucketingOptions& o,
+                 uint32_t world, uint64_t seed, uint32_t epochs = 2) {
+  for (uint32_t epoch = 0; epoch < epochs; ++epoch) {
+    metrics.begin_epoch();
+    TokenBudgetPlanner planner(source, o, world, {seed, epoch, {}});
+    PlanStep step;
+    while (planner.next(step)) metrics.add(step);
+    metrics.end_epoch();
+  }
+}
+
 struct Served {
   std::vector<uint64_t> samples;
   uint64_t steps = 0;
@@ -200,13 +212,7 @@ TEST(TokenBudgetPlanner, HeavyTailsStayBalancedAndUnpadded) {
   BucketingOptions o;
   o.tokens_per_rank = 2048;
   PlanMetrics metrics(source, o.cost.a);
-  for (uint32_t epoch = 0; epoch < 2; ++epoch) {
-    metrics.begin_epoch();
-    TokenBudgetPlanner planner(source, o, 8, {1, epoch, {}});
-    PlanStep step;
-    while (planner.next(step)) metrics.add(step);
-    metrics.end_epoch();
-  }
+  plan_epochs(metrics, source, o, 8, 1);
   EXPECT_LT(metrics.padding_waste(), 0.02);
   EXPECT_LT(metrics.imbalance(CostKind::kLinear).mean, 1.03);
   EXPECT_LT(metrics.imbalance(CostKind::kLinear).p99, 1.10);
@@ -270,13 +276,7 @@ TEST(TokenBudgetPlanner, AutomaticNoiseCapRebatchesFewerPairs) {
     o.tokens_per_rank = 4096;
     o.noise_cap = noise_cap;
     PlanMetrics metrics(source, o.cost.a);
-    for (uint32_t epoch = 0; epoch < 2; ++epoch) {
-      metrics.begin_epoch();
-      TokenBudgetPlanner planner(source, o, 8, {1, epoch, {}});
-      PlanStep step;
-      while (planner.next(step)) metrics.add(step);
-      metrics.end_epoch();
-    }
+    plan_epochs(metrics, source, o, 8, 1);
     return std::make_pair(metrics.repeated_pair_share(), metrics.padding_waste());
   };
   const auto [narrow_pairs, narrow_padding] = plan_two_epochs(kNoiseCaps[0]);
@@ -308,13 +308,7 @@ TEST(TokenBudgetPlanner, MoreLumpsThanRanksLeaveNoNearEmptyFinalStep) {
   o.oversize = OversizePolicy::kTruncate;
   for (uint64_t seed : {5, 6, 7}) {
     PlanMetrics metrics(source, o.cost.a);
-    for (uint32_t epoch = 0; epoch < 2; ++epoch) {
-      metrics.begin_epoch();
-      TokenBudgetPlanner planner(source, o, 64, {seed, epoch, {}});
-      PlanStep step;
-      while (planner.next(step)) metrics.add(step);
-      metrics.end_epoch();
-    }
+    plan_epochs(metrics, source, o, 64, seed);
     EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).mean, 1.06) << "seed " << seed;
     EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.3) << "seed " << seed;
     EXPECT_LT(metrics.padding_waste(), 0.025) << "seed " << seed;

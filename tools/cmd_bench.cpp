@@ -104,6 +104,20 @@ void dump_batch(const Dataset& dataset, const Batch& batch, const BenchFlags& f)
   std::ofstream(std::filesystem::path(f.dump) / "batch.json") << list.dump(1) << "\n";
 }
 
+// Adds one epoch's loader stats to `sum` (mean_ready_batches is summed too, for a mean).
+void add_to(LoaderStats& sum, const LoaderStats& epoch) {
+  sum.batches += epoch.batches;
+  sum.samples += epoch.samples;
+  sum.substituted += epoch.substituted;
+  sum.bytes_read += epoch.bytes_read;
+  sum.read_seconds += epoch.read_seconds;
+  sum.decode_seconds += epoch.decode_seconds;
+  sum.resize_seconds += epoch.resize_seconds;
+  sum.collate_seconds += epoch.collate_seconds;
+  sum.consumer_wait_seconds += epoch.consumer_wait_seconds;
+  sum.mean_ready_batches += epoch.mean_ready_batches;
+}
+
 int run_bench(const BenchFlags& f) {
   Dataset dataset(f.dir);
   LoaderOptions o;
@@ -118,7 +132,8 @@ int run_bench(const BenchFlags& f) {
   sampler.drop_last = true;  // as the PyTorch anchor does
   uint64_t timed_samples = 0;
   double timed_seconds = 0;
-  LoaderStats last;
+  LoaderStats timed;  // summed over the timed epochs
+  int timed_epochs = 0;
   for (int epoch = 0; epoch < f.epochs; ++epoch) {
     DistributedSampler plan(dataset.size(), 1, sampler, {f.seed, static_cast<uint32_t>(epoch), {}});
     Loader loader(dataset, o, static_cast<uint32_t>(epoch), batches_of_rank(plan, 0));
@@ -132,9 +147,11 @@ int run_bench(const BenchFlags& f) {
     if (epoch > 0 || f.epochs == 1) {  // epoch 0 warms up, as in the anchor
       timed_samples += samples;
       timed_seconds += seconds;
-      last = loader.stats();
+      add_to(timed, loader.stats());
+      ++timed_epochs;
     }
   }
+  timed.mean_ready_batches /= std::max(1, timed_epochs);
   const double per_sec = timed_samples / timed_seconds;
   const bool images = dataset.manifest().kind == DatasetKind::kImage;
   nlohmann::json j = {
@@ -143,7 +160,7 @@ int run_bench(const BenchFlags& f) {
       {"samples", timed_samples},
       {"seconds", timed_seconds},
       {images ? "images_per_sec" : "samples_per_sec", per_sec},
-      {"mb_per_sec", last.bytes_read / 1048576.0 / (timed_seconds / std::max(1, f.epochs - 1))},
+      {"mb_per_sec", timed.bytes_read / 1048576.0 / timed_seconds},
       {"peak_rss_mb", peak_rss_mb()},
       {"rss_anon_mb_at_end", status_mb("RssAnon")},
       {"rss_file_mb_at_end", status_mb("RssFile")},
@@ -154,25 +171,24 @@ int run_bench(const BenchFlags& f) {
       {"output", f.output},
       {"size", f.size},
       {"stage_seconds",
-       {{"read", last.read_seconds},
-        {"decode", last.decode_seconds},
-        {"resize", last.resize_seconds},
-        {"collate", last.collate_seconds}}},
-      {"consumer_wait_seconds", last.consumer_wait_seconds},
-      {"mean_ready_batches", last.mean_ready_batches},
-      {"substituted", last.substituted}};
+       {{"read", timed.read_seconds},
+        {"decode", timed.decode_seconds},
+        {"resize", timed.resize_seconds},
+        {"collate", timed.collate_seconds}}},
+      {"consumer_wait_seconds", timed.consumer_wait_seconds},
+      {"mean_ready_batches", timed.mean_ready_batches},
+      {"substituted", timed.substituted}};
   if (images && !f.no_decode_anchor)
     j["turbojpeg_full_decode_images_per_sec"] = full_decode_images_per_sec(dataset, f.threads);
   if (f.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf(
-        "%.1f %s/s, %.1f MB/s, peak RSS %.1f MB; stages (thread-seconds): read %.2f decode %.2f "
-        "resize %.2f "
-        "collate %.2f; consumer waited %.2f s\n",
+        "%.1f %s/s, %.1f MB/s, peak RSS %.1f MB; stages (thread-seconds over the timed "
+        "epochs): read %.2f decode %.2f resize %.2f collate %.2f; consumer waited %.2f s\n",
         per_sec, images ? "images" : "samples", j["mb_per_sec"].get<double>(),
-        j["peak_rss_mb"].get<double>(), last.read_seconds, last.decode_seconds, last.resize_seconds,
-        last.collate_seconds, last.consumer_wait_seconds);
+        j["peak_rss_mb"].get<double>(), timed.read_seconds, timed.decode_seconds,
+        timed.resize_seconds, timed.collate_seconds, timed.consumer_wait_seconds);
     if (j.contains("turbojpeg_full_decode_images_per_sec")) {
       std::printf("plain full-size TurboJPEG decode loop: %.1f images/s\n",
                   j["turbojpeg_full_decode_images_per_sec"].get<double>());

@@ -154,30 +154,29 @@ int run_bench(const BenchFlags& f) {
   timed.mean_ready_batches /= std::max(1, timed_epochs);
   const double per_sec = timed_samples / timed_seconds;
   const bool images = dataset.manifest().kind == DatasetKind::kImage;
-  nlohmann::json j = {
-      {"bench", "loader"},
-      {"kind", dataset_kind_name(dataset.manifest().kind)},
-      {"samples", timed_samples},
-      {"seconds", timed_seconds},
-      {images ? "images_per_sec" : "samples_per_sec", per_sec},
-      {"mb_per_sec", timed.bytes_read / 1048576.0 / timed_seconds},
-      {"peak_rss_mb", peak_rss_mb()},
-      {"rss_anon_mb_at_end", status_mb("RssAnon")},
-      {"rss_file_mb_at_end", status_mb("RssFile")},
-      {"batch_size", f.batch_size},
-      {"threads", f.threads > 0 ? f.threads : tbb::info::default_concurrency()},
-      {"prefetch", f.prefetch},
-      {"mode", f.mode},
-      {"output", f.output},
-      {"size", f.size},
-      {"stage_seconds",
-       {{"read", timed.read_seconds},
-        {"decode", timed.decode_seconds},
-        {"resize", timed.resize_seconds},
-        {"collate", timed.collate_seconds}}},
-      {"consumer_wait_seconds", timed.consumer_wait_seconds},
-      {"mean_ready_batches", timed.mean_ready_batches},
-      {"substituted", timed.substituted}};
+  nlohmann::json j = {{"bench", "loader"},
+                      {"kind", dataset_kind_name(dataset.manifest().kind)},
+                      {"samples", timed_samples},
+                      {"seconds", timed_seconds},
+                      {images ? "images_per_sec" : "samples_per_sec", per_sec},
+                      {"mb_per_sec", timed.bytes_read / 1048576.0 / timed_seconds},
+                      {"peak_rss_mb", peak_rss_mb()},
+                      {"rss_anon_mb_at_end", status_mb("RssAnon")},
+                      {"rss_file_mb_at_end", status_mb("RssFile")},
+                      {"batch_size", f.batch_size},
+                      {"threads", f.threads > 0 ? f.threads : tbb::info::default_concurrency()},
+                      {"prefetch", f.prefetch},
+                      {"mode", f.mode},
+                      {"output", f.output},
+                      {"size", f.size},
+                      {"stage_seconds",
+                       {{"read", timed.read_seconds},
+                        {"decode", timed.decode_seconds},
+                        {"resize", timed.resize_seconds},
+                        {"collate", timed.collate_seconds}}},
+                      {"consumer_wait_seconds", timed.consumer_wait_seconds},
+                      {"mean_ready_batches", timed.mean_ready_batches},
+                      {"substituted", timed.substituted}};
   if (images && !f.no_decode_anchor)
     j["turbojpeg_full_decode_images_per_sec"] = full_decode_images_per_sec(dataset, f.threads);
   if (f.json) {

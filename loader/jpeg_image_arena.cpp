@@ -3,8 +3,8 @@
 #include <jerror.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace evenfeed {
@@ -68,7 +68,8 @@ jvirt_barray_ptr arena_request_virt_barray(j_common_ptr cinfo, int pool_id, bool
                                            JDIMENSION blocksperrow, JDIMENSION numrows,
                                            JDIMENSION /*maxaccess: the whole array is held*/) {
   if (pool_id != JPOOL_IMAGE) ERREXIT1(cinfo, JERR_BAD_POOL_ID, pool_id);
-  auto* array = arena_of(cinfo).request_block_array(cinfo, pre_zero != FALSE, blocksperrow, numrows);
+  auto* array =
+      arena_of(cinfo).request_block_array(cinfo, pre_zero != FALSE, blocksperrow, numrows);
   return reinterpret_cast<jvirt_barray_ptr>(array);
 }
 
@@ -80,9 +81,8 @@ void arena_realize_virt_arrays(j_common_ptr cinfo) {
 
 // Rows [start_row, start_row + num_rows) of a whole array held in memory: the same
 // checks as libjpeg's manager, no backing store to page through.
-JBLOCKARRAY arena_access_virt_barray(j_common_ptr cinfo, jvirt_barray_ptr ptr,
-                                     JDIMENSION start_row, JDIMENSION num_rows,
-                                     boolean /*writable*/) {
+JBLOCKARRAY arena_access_virt_barray(j_common_ptr cinfo, jvirt_barray_ptr ptr, JDIMENSION start_row,
+                                     JDIMENSION num_rows, boolean /*writable*/) {
   auto* array = reinterpret_cast<JpegImageArena::BlockArray*>(ptr);
   if (array->rows == nullptr || num_rows > array->row_count ||
       start_row > array->row_count - num_rows)

@@ -37,10 +37,15 @@ void add_common(CLI::App* cmd, ConvertFlags& f) {
 
 int print_report(const ConvertReport& r, bool json) {
   if (json) {
-    nlohmann::json j = {
-        {"out", r.out.string()}, {"kind", r.kind},       {"source_format", r.source_format},
-        {"inputs", r.inputs},    {"samples", r.samples}, {"payload_bytes", r.payload_bytes},
-        {"shards", r.shards},    {"seconds", r.seconds}, {"rewritten_as_baseline", r.rewritten_as_baseline}};
+    nlohmann::json j = {{"out", r.out.string()},
+                        {"kind", r.kind},
+                        {"source_format", r.source_format},
+                        {"inputs", r.inputs},
+                        {"samples", r.samples},
+                        {"payload_bytes", r.payload_bytes},
+                        {"shards", r.shards},
+                        {"seconds", r.seconds},
+                        {"rewritten_as_baseline", r.rewritten_as_baseline}};
     j["skipped"] = nlohmann::json::array();
     for (const auto& s : r.skipped)
       j["skipped"].push_back({{"source", s.source}, {"reason", s.reason}});

@@ -173,7 +173,7 @@ TEST_F(SteadyState, ImageBatchesAllocateNothingPerSample) {
       o.image.layout = layout;
       o.mode = mode;
       SCOPED_TRACE(::testing::Message() << "float " << (layout == ImageLayout::kFloat32NCHW)
-                                      << " eval " << (mode == AugmentMode::kEval));
+                                        << " eval " << (mode == AugmentMode::kEval));
       expect_no_per_sample_allocations(count_steady_state(d, o));
     }
   }

@@ -117,8 +117,8 @@ TEST_F(CliDataset, SkippedInputsAreListed) {
 
 TEST_F(CliDataset, KeepProgressiveStoresProgressiveJpegsAsTheyAre) {
   // synth images makes about a quarter of its JPEGs progressive.
-  auto rewrite = run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "o2").string() +
-                             " --json");
+  auto rewrite =
+      run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "o2").string() + " --json");
   ASSERT_EQ(rewrite.exit_code, 0) << rewrite.err;
   EXPECT_GT(nlohmann::json::parse(rewrite.out)["rewritten_as_baseline"].get<int>(), 0);
   auto keep = run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "o3").string() +

@@ -14,6 +14,8 @@ static constexpr uint64_t kFillerPerBatch = 16;
 // The widest sort noise any sample gets, in log length (a factor of about 3,000): in
 // practice BucketingOptions::noise_padding bounds it first.
 static constexpr double kMaxNoise = 8.0;
+// A final step whose dearest batch costs at most this times the mean is level enough.
+static constexpr double kLevelEnough = 1.04;
 // Seeded shuffles tried when choosing a window's step order.
 static constexpr int kOrderTries = 32;
 
@@ -283,6 +285,75 @@ std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> 
   return planned;
 }
 
+void WindowPlanner::recost(Batch& b) const {
+  b.longest = 0;
+  for (const Entry& e : b.entries) b.longest = std::max(b.longest, e.length);
+  b.cost = b.entries.empty() ? 0.0 : options_.cost.batch(b.entries.size(), b.longest);
+}
+
+// max/mean of a step's batch costs (1 for an empty step).
+double WindowPlanner::imbalance(const Planned& step) {
+  double total = 0, dearest = 0;
+  for (const Batch& b : step.batches) {
+    total += b.cost;
+    dearest = std::max(dearest, b.cost);
+  }
+  return total > 0 ? dearest * static_cast<double>(step.batches.size()) / total : 1.0;
+}
+
+// A final step's lightest batch, when its samples are too few and too far in length
+// from the rest to be levelled by cutting (a few short samples after mid-length ones),
+// takes samples from the finest-grained planned step: from each of that step's batches
+// in turn, the longest sample that does not lengthen the light batch (so nothing it
+// holds is padded more), until the light batch reaches the step's dearest. Kept only if
+// the step gets more level and the donor ends no less level than the step or than it
+// was. Returns whether anything moved.
+bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& step) const {
+  const double before = imbalance(step);
+  if (before <= kLevelEnough) return false;
+  auto donor =
+      std::max_element(planned.begin(), planned.end(),
+                       [](const Planned& x, const Planned& y) { return x.samples < y.samples; });
+  if (donor == planned.end() || donor->samples < 2 * world_size_) return false;
+  auto light = std::min_element(step.batches.begin(), step.batches.end(),
+                                [](const Batch& x, const Batch& y) { return x.cost < y.cost; });
+  double dearest = 0;
+  for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
+  const Planned donor_before = *donor;
+  const Batch light_before = *light;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (Batch& from : donor->batches) {
+      if (from.entries.size() < 2) continue;
+      auto pick = from.entries.end();
+      for (auto it = from.entries.begin(); it != from.entries.end(); ++it) {
+        if (it->length <= light->longest &&
+            (pick == from.entries.end() || it->length > pick->length))
+          pick = it;
+      }
+      if (pick == from.entries.end()) continue;
+      const double cost = options_.cost.batch(light->entries.size() + 1, light->longest);
+      if (cost > dearest) break;
+      light->entries.push_back(*pick);
+      light->cost = cost;
+      from.entries.erase(pick);
+      moved = true;
+    }
+  }
+  donor->samples = 0;
+  for (Batch& b : donor->batches) {
+    recost(b);
+    donor->samples += b.entries.size();
+  }
+  const double after = imbalance(step);
+  if (after >= before || imbalance(*donor) > std::max(after, imbalance(donor_before))) {
+    *donor = donor_before;
+    *light = light_before;
+    return false;
+  }
+  return true;
+}
+
 double WindowPlanner::emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                                            double previous_mean,
                                            std::vector<StepBatches>& steps) const {
@@ -425,7 +496,12 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
         leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
       planned.erase(finest);
     }
-    for (Planned& p : final_cut(std::move(leftover))) planned.push_back(std::move(p));
+    std::vector<Planned> final_steps = final_cut(std::move(leftover));
+    for (Planned& step : final_steps) {
+      for (uint32_t k = 0; k < world_size_ && borrow_for_lightest(planned, step); ++k) {
+      }
+    }
+    for (Planned& p : final_steps) planned.push_back(std::move(p));
   }
   return emit_in_chosen_order(planned, window_index, previous_mean, steps);
 }

@@ -17,7 +17,10 @@
 //    window it is cut into exactly W balanced batches per step (taking back planned
 //    steps first when it is too light to balance, and the finest-grained ones when
 //    more lumps than ranks would leave a nearly empty last step), and the last of
-//    those steps is cut again to a level of its own.
+//    those steps is cut again to a level of its own. A final step left with one light
+//    batch (a few short samples after mid-length ones, too far apart in length to share
+//    a batch) borrows short samples from the finest-grained planned step, alike from
+//    each of its batches, when that makes both more level.
 // 5. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
 #pragma once
@@ -70,6 +73,9 @@ class WindowPlanner {
   size_t final_step_count(std::vector<Entry>& entries) const;
   bool last_final_step_light(std::vector<Entry>& entries) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
+  static double imbalance(const Planned& step);
+  bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step) const;
+  void recost(Batch& b) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                               double previous_mean, std::vector<StepBatches>& steps) const;
 

@@ -149,17 +149,22 @@ WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, do
 
 WindowPlanner::Planned WindowPlanner::make_step(std::vector<Batch> batches) const {
   Planned p;
+  batches.resize(world_size_);  // ranks without a batch get an empty one
+  p.batches = std::move(batches);
+  count_samples(p);
+  return p;
+}
+
+// Sets `step`'s sample count and mean sample length from its batches.
+void WindowPlanner::count_samples(Planned& step) {
   uint64_t count = 0;
   double total = 0;
-  for (const Batch& b : batches) {
+  for (const Batch& b : step.batches) {
     for (const Entry& e : b.entries) total += static_cast<double>(e.length);
     count += b.entries.size();
   }
-  p.mean_length = count > 0 ? total / static_cast<double>(count) : 0;
-  p.samples = count;
-  batches.resize(world_size_);  // ranks without a batch get an empty one
-  p.batches = std::move(batches);
-  return p;
+  step.mean_length = count > 0 ? total / static_cast<double>(count) : 0;
+  step.samples = count;
 }
 
 // Greedy contiguous segments of `entries`, in their order, each costing at most `level`
@@ -340,17 +345,15 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
       moved = true;
     }
   }
-  donor->samples = 0;
-  for (Batch& b : donor->batches) {
-    recost(b);
-    donor->samples += b.entries.size();
-  }
+  for (Batch& b : donor->batches) recost(b);
+  count_samples(*donor);
   const double after = imbalance(step);
   if (after >= before || imbalance(*donor) > std::max(after, imbalance(donor_before))) {
     *donor = donor_before;
     *light = light_before;
     return false;
   }
+  count_samples(step);
   return true;
 }
 

@@ -74,6 +74,7 @@ class WindowPlanner {
   bool last_final_step_light(std::vector<Entry>& entries) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
   static double imbalance(const Planned& step);
+  static void count_samples(Planned& step);
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step) const;
   void recost(Batch& b) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,

@@ -180,30 +180,13 @@ TEST(GpuModels, TokenClassifierMatchesTheCpuReference) {
     const uint32_t vocab = 50, max_length = 12;
     auto cpu = make_token_classifier(vocab, 16, 24, 5);
     auto gpu = make_gpu_token_classifier(vocab, 16, 24, 5, stream);
-    const size_t rows = 9;
-    std::mt19937 rng(6);
-    std::vector<int32_t> tokens(rows * max_length, 0), labels(rows);
-    std::vector<uint8_t> mask(rows * max_length, 0), valid(rows, 1);
-    for (size_t r = 0; r < rows; ++r) {
-      const uint32_t length = r == 3 ? 0 : 1 + rng() % max_length;  // row 3: no tokens
-      for (uint32_t t = 0; t < length; ++t) {
-        tokens[r * max_length + t] = static_cast<int32_t>(rng() % vocab);
-        mask[r * max_length + t] = 1;
-      }
-      labels[r] = static_cast<int32_t>(r % 5);
-    }
-    valid[rows - 1] = 0;
-    ModelInput host;
-    host.count = rows;
-    host.tokens = tokens.data();
-    host.mask = mask.data();
-    host.max_length = max_length;
-    host.labels = labels.data();
-    host.valid = valid.data();
-    auto dtokens = on_device(tokens);
-    auto dmask = on_device(mask);
-    auto dlabels = on_device(labels);
-    auto dvalid = on_device(valid);
+    const testing::TokenBatch batch(9, max_length, vocab, 5, 6, /*empty_row=*/3,
+                                    /*padding_row=*/8);
+    const ModelInput host = batch.input();
+    auto dtokens = on_device(batch.tokens);
+    auto dmask = on_device(batch.mask);
+    auto dlabels = on_device(batch.labels);
+    auto dvalid = on_device(batch.valid);
     ModelInput device = host;
     device.tokens = dtokens.data();
     device.mask = dmask.data();

@@ -143,40 +143,25 @@ TEST(TrainKernelMath, EmbeddingMeanGivesTheTokenClassifiersLoss) {
   std::vector<float> params(model->parameter_count());
   model->initialize(params, 5);
 
-  std::mt19937 rng(3);
-  std::vector<int32_t> tokens(rows * max_length, 0), labels(rows);
-  std::vector<uint8_t> mask(rows * max_length, 0), valid(rows, 1);
-  for (size_t r = 0; r < rows; ++r) {
-    const uint32_t length = r == 2 ? 0 : 1 + rng() % max_length;
-    for (uint32_t t = 0; t < length; ++t) {
-      tokens[r * max_length + t] = static_cast<int32_t>(rng() % vocab);
-      mask[r * max_length + t] = 1;
-    }
-    labels[r] = static_cast<int32_t>(r % classes);
-  }
-  valid[5] = 0;
-  ModelInput in;
-  in.count = rows;
-  in.tokens = tokens.data();
-  in.mask = mask.data();
-  in.max_length = max_length;
-  in.labels = labels.data();
-  in.valid = valid.data();
+  const testing::TokenBatch batch(rows, max_length, vocab, classes, 3, /*empty_row=*/2,
+                                  /*padding_row=*/5);
+  const ModelInput in = batch.input();
   const LossSums expected = model->evaluate(params, in);
 
   std::vector<float> pooled(rows * dim);
   for (size_t r = 0; r < rows; ++r) {
     uint32_t bad = 7;
-    const float scale = km::embedding_row_scale(r, tokens.data(), mask.data(), valid.data(),
-                                                max_length, vocab, &bad);
+    const float scale = km::embedding_row_scale(r, batch.tokens.data(), batch.mask.data(),
+                                                batch.valid.data(), max_length, vocab, &bad);
     EXPECT_EQ(bad, 0u);
     EXPECT_EQ(scale == 0.0f, r == 2 || r == 5) << "row " << r;
     for (int d = 0; d < dim; ++d)
-      pooled[r * dim + d] = km::embedding_mean_cell(r, d, params.data(), dim, tokens.data(),
-                                                    mask.data(), max_length, vocab, scale);
+      pooled[r * dim + d] = km::embedding_mean_cell(r, d, params.data(), dim, batch.tokens.data(),
+                                                    batch.mask.data(), max_length, vocab, scale);
   }
   MlpStack stack({dim, hidden, classes}, static_cast<size_t>(vocab) * dim);
-  const LossSums got = stack.forward(params, pooled.data(), rows, labels.data(), valid.data());
+  const LossSums got =
+      stack.forward(params, pooled.data(), rows, batch.labels.data(), batch.valid.data());
   EXPECT_EQ(got.loss, expected.loss);
   EXPECT_EQ(got.samples, expected.samples);
   EXPECT_EQ(got.correct, expected.correct);

@@ -131,19 +131,31 @@ double WindowPlanner::noisy_sort_padding(const std::vector<PlanItem>& items) con
 }
 
 // A batch of the shortest fillers (taken from the back) costing as close to `level`
-// as their grain allows, never more. Empty when no filler is left.
-WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, double level) const {
+// as their grain allows, never more. With a sample cap, fillers too short to reach the
+// level even at the cap are passed over (they stay for a cheaper level): a batch of
+// them would leave its step light (unless `from_shortest`). Empty when no filler is
+// left that can reach it.
+WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, double level,
+                                                 bool from_shortest) const {
+  size_t end = fillers.size();
+  if (cap_ != UINT64_MAX && !from_shortest) {
+    const double reach = level * (1 - options_.level_tolerance) / static_cast<double>(cap_);
+    while (end > 0 && options_.cost.per_sample(fillers[end - 1].length) < reach) --end;
+  }
   Batch b;
-  while (!fillers.empty() && b.entries.size() < cap_) {
-    const Entry& e = fillers.back();
+  size_t begin = end;
+  while (begin > 0 && b.entries.size() < cap_) {
+    const Entry& e = fillers[begin - 1];
     const uint64_t longest = std::max(b.longest, e.length);
     const double cost = options_.cost.batch(b.entries.size() + 1, longest);
     if (!b.entries.empty() && cost > level) break;
     b.entries.push_back(e);
     b.longest = longest;
     b.cost = cost;
-    fillers.pop_back();
+    --begin;
   }
+  fillers.erase(fillers.begin() + static_cast<long>(begin),
+                fillers.begin() + static_cast<long>(end));
   return b;
 }
 
@@ -338,7 +350,7 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
       }
       if (pick == from.entries.end()) continue;
       const double cost = options_.cost.batch(light->entries.size() + 1, light->longest);
-      if (cost > dearest) break;
+      if (cost > dearest || light->entries.size() >= cap_) break;
       light->entries.push_back(*pick);
       light->cost = cost;
       from.entries.erase(pick);
@@ -454,7 +466,19 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
       give_back(group);
     }
   }
-  // The remaining fillers at the full budget, W batches of similar cost per step.
+  // The remaining fillers. Those that can fill the budget are packed at it and the
+  // batches, sorted by cost, form steps W at a time. Those that a sample cap keeps
+  // from filling it ("capped") would give batches whose costs jump with integer
+  // lengths; they are cut shortest first, W batches per step, the step's first batch
+  // at the cap and the others to its cost.
+  std::vector<Entry> capped;
+  if (cap_ != UINT64_MAX) {
+    const double reach = budget_ * (1 - options_.level_tolerance) / static_cast<double>(cap_);
+    std::vector<Entry> full;
+    for (const Entry& e : fillers)
+      (options_.cost.per_sample(e.length) < reach ? capped : full).push_back(e);
+    fillers = std::move(full);
+  }
   std::vector<Batch> filler_batches = pack(fillers);
   std::stable_sort(filler_batches.begin(), filler_batches.end(),
                    [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
@@ -464,12 +488,37 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
                                  filler_batches.begin() + static_cast<long>(k + W)}));
   }
   give_back({filler_batches.begin() + static_cast<long>(whole), filler_batches.end()});
+  // Capped steps stay apart from the rest: their samples cannot reach the levels of
+  // coarse lumps, so they are neither taken back nor borrowed from for a final cut.
+  std::vector<Planned> capped_steps;
+  while (!capped.empty()) {
+    std::vector<Batch> step{cut_to_level(capped, budget_, true)};
+    const double level = step.front().cost;
+    while (step.size() < W) {
+      Batch b = cut_to_level(capped, level);
+      if (b.entries.empty()) break;
+      step.push_back(std::move(b));
+    }
+    if (step.size() < W) {
+      for (const Batch& b : step) capped.insert(capped.end(), b.entries.begin(), b.entries.end());
+      break;
+    }
+    capped_steps.push_back(make_step(std::move(step)));
+  }
 
   // Carry what is left into the next window, unless this is the last one or the carry
   // would outgrow a window (then it is cut here, as well as it can be).
-  if (!last && leftover.size() <= std::max<uint64_t>(options_.window, W)) {
+  if (!last && leftover.size() + capped.size() <= std::max<uint64_t>(options_.window, W)) {
     for (const Entry& e : leftover) carry.push_back({e.id, e.length});
+    for (const Entry& e : capped) carry.push_back({e.id, e.length});
   } else {
+    // Capped samples left over are cut into steps of their own, level among
+    // themselves, when every rank can get a filler's grain of them; fewer join the rest.
+    if (capped.size() >= W * kFillerPerBatch) {
+      for (Planned& p : final_cut(std::move(capped))) capped_steps.push_back(std::move(p));
+    } else {
+      leftover.insert(leftover.end(), capped.begin(), capped.end());
+    }
     // A final cut is balanced only if every rank can reach the level of the leftover's
     // most expensive sample (and at least half the budget, so the last step is not a
     // near-empty one): take back the cheapest filler steps until the mass suffices.
@@ -506,6 +555,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
     }
     for (Planned& p : final_steps) planned.push_back(std::move(p));
   }
+  for (Planned& p : capped_steps) planned.push_back(std::move(p));
   return emit_in_chosen_order(planned, window_index, previous_mean, steps);
 }
 

@@ -12,7 +12,10 @@
 //    groups left incomplete are the most expensive ones, whose samples are alike
 //    (often documents truncated to the budget) and balance among themselves.
 // 3. Remaining fillers are packed at the full budget; batches sorted by cost form steps
-//    W at a time.
+//    W at a time. With a sample cap (max_batch_size), fillers too short to fill the
+//    budget at the cap ("capped") are cut apart, shortest first: a step's first batch
+//    at the cap, the others cut to its cost. They never complete a coarse group whose
+//    level they cannot reach, and are not taken back for a final cut.
 // 4. What does not make a whole step is carried into the next window; in the last
 //    window it is cut into exactly W balanced batches per step (taking back planned
 //    steps first when it is too light to balance, and the finest-grained ones when
@@ -64,7 +67,7 @@ class WindowPlanner {
   std::vector<Entry> noisy_sort(const std::vector<PlanItem>& items) const;
   uint64_t per_batch(uint64_t length) const;
   std::vector<Batch> pack(const std::vector<Entry>& entries) const;
-  Batch cut_to_level(std::vector<Entry>& fillers, double level) const;
+  Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false) const;
   struct Planned;  // a step under construction, with its mean sample length
   Planned make_step(std::vector<Batch> batches) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;

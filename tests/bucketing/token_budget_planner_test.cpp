@@ -127,7 +127,7 @@ TEST(TokenBudgetPlanner, MaxBatchSizeIsRespected) {
 }
 
 // A sample cap on a corpus of mostly tiny samples (median 9, like paragraphs): below
-// about 15 tokens (linear) or 70 (quadratic) a batch reaches the cap before the
+// about 118 tokens (linear) or 477 (quadratic) a batch reaches the cap before the
 // budget, so batch costs jump with integer lengths and the shortest samples cannot
 // reach the levels of long ones. Before the planner cut capped samples to a level of
 // their own and kept them out of long samples' steps, such plans reached max/mean 2.5-4

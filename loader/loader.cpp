@@ -125,8 +125,9 @@ std::optional<std::string> Loader::Impl::load(Worker& w, Batch::Slot* slot, size
   slot->labels[i] = view.header.label;
   if (view.header.kind != RecordKind::kJpeg) {
     start = Clock::now();
-    // A substitute may be longer than the sample it replaces: it is cut to the
-    // batch's length, so the batch's shape never changes.
+    // A substitute may be longer than the sample it replaces, and a sample longer than
+    // max_tokens is planned as cut: either is cut to the batch's length, so the
+    // batch's shape never changes.
     const uint32_t length =
         static_cast<uint32_t>(std::min<uint64_t>(view.header.length, slot->max_length));
     int32_t* row = reinterpret_cast<int32_t*>(slot->data.data()) + i * slot->max_length;
@@ -203,7 +204,9 @@ void Loader::Impl::prepare_tokens(Batch::Slot* slot) {
   slot->max_length = 0;
   slot->lengths.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    slot->lengths[i] = static_cast<uint32_t>(dataset.index().lengths()[slot->ids.samples[i]]);
+    uint64_t length = dataset.index().lengths()[slot->ids.samples[i]];
+    if (options.max_tokens > 0) length = std::min<uint64_t>(length, options.max_tokens);
+    slot->lengths[i] = static_cast<uint32_t>(length);
     slot->max_length = std::max(slot->max_length, slot->lengths[i]);
   }
   const size_t cells = n * slot->max_length;

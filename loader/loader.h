@@ -45,6 +45,9 @@ struct LoaderOptions {
   ImageOutput image;  // size and layout of image batches
   BadRecordPolicy on_bad = BadRecordPolicy::kFail;
   bool verify_checksums = false;  // check each payload's XXH3 as it is read
+  // Token datasets: a sample longer than this keeps its first `max_tokens` tokens, as a
+  // planner with OversizePolicy::kTruncate assumed (0: every sample whole).
+  uint32_t max_tokens = 0;
   // Drop the dataset's mapped pages from this process (madvise DONTNEED) around each
   // sample once it is decoded or collated, and all of them after each batch: they stay
   // in the page cache, but the loader's resident memory is bounded by the samples in

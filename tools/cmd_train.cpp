@@ -22,7 +22,7 @@ namespace {
 
 struct TrainFlags {
   TrainOptions o;
-  std::string optimizer = "sgd", on_bad = "fail";
+  std::string optimizer = "sgd", on_bad = "fail", oversize = "error";
   double lr = 0, bucket_mb = 25, first_bucket_mb = 1, timeout = 300;
   bool unbucketed = false, json = false;
 };
@@ -104,6 +104,7 @@ int run_train(MpiRuntime& mpi, TrainFlags& f) {
   o.buckets.first_bucket_bytes = static_cast<size_t>(f.first_bucket_mb * (1 << 20));
   o.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.timeout * 1000));
   o.substitute_bad_records = f.on_bad == "substitute";
+  o.truncate_oversize = f.oversize == "truncate";
   std::unique_ptr<Communicator> comm = make_host_communicator(mpi.world_size());
   const bool terminal = mpi.rank() == 0 && ::isatty(STDERR_FILENO) && !quiet() && !f.json;
   auto progress = [terminal](const TrainProgress& p) {
@@ -147,6 +148,11 @@ void add_train(CLI::App& app, Runner& run) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   cmd->add_option("--tokens-per-rank", o.tokens_per_rank,
                   "Token budget per rank per micro-step (length bucketing)");
+  cmd->add_option("--max-batch-size", o.max_batch_size,
+                  "With --tokens-per-rank: most samples per batch (0: no cap)");
+  cmd->add_option("--oversize", f.oversize,
+                  "With --tokens-per-rank, a longer sample: error, or truncate it to the budget")
+      ->check(CLI::IsMember({"error", "truncate"}));
   cmd->add_option("--accum", o.accum, "Micro-steps per optimiser step (gradient accumulation)")
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--optimizer", f.optimizer, "sgd (momentum 0.9) or adamw")

@@ -49,6 +49,8 @@ class PlanFactory {
       : dataset_(dataset), options_(options), lengths_(dataset.index().lengths()) {
     if (options_.tokens_per_rank > 0) {
       bucketing_.tokens_per_rank = options_.tokens_per_rank;
+      bucketing_.max_batch_size = options_.max_batch_size;
+      if (options_.truncate_oversize) bucketing_.oversize = OversizePolicy::kTruncate;
       bucketing_ = resolve_automatic(lengths_, bucketing_);  // once, not per epoch
     }
   }
@@ -59,6 +61,20 @@ class PlanFactory {
     SamplerOptions s;
     s.batch_size = options_.batch_size;
     return std::make_unique<DistributedSampler>(dataset_.size(), world, s, state);
+  }
+  // What a plan depends on besides its state (seed, epoch, steps served): a resumed
+  // run replays the served steps through a planner made from these, so they must
+  // match the checkpoint's or samples are silently skipped or served twice.
+  nlohmann::json signature() const {
+    nlohmann::json j = {{"samples", dataset_.size()}};
+    if (options_.tokens_per_rank > 0) {
+      j["tokens_per_rank"] = options_.tokens_per_rank;
+      j["max_batch_size"] = options_.max_batch_size;
+      j["truncate_oversize"] = options_.truncate_oversize;
+    } else {
+      j["batch_size"] = options_.batch_size;
+    }
+    return j;
   }
   uint64_t count_steps(uint32_t world, const PlanState& state) const {
     auto planner = make(world, state);
@@ -130,6 +146,9 @@ class Run {
     loader_.on_bad =
         o_.substitute_bad_records ? BadRecordPolicy::kSubstitute : BadRecordPolicy::kFail;
     loader_.verify_checksums = o_.verify_checksums;
+    if (o_.tokens_per_rank > 0 && o_.truncate_oversize)
+      loader_.max_tokens =
+          static_cast<uint32_t>(std::min<uint64_t>(o_.tokens_per_rank, UINT32_MAX));
     if (!o_.log.empty() && rank_ == 0) telemetry_.open_log(o_.log);
   }
 
@@ -230,6 +249,12 @@ void Run::start_or_resume() {
           c.arrays[0].size() == engine_->gradients().size(),
       "{}: the checkpoint's optimiser or parameter count does not match --optimizer and the model",
       file.string());
+  const nlohmann::json planned = plans_.signature();
+  EVENFEED_CHECK(c.meta.value("batching", planned) == planned,
+                 "{}: the checkpoint was planned with {}, but these flags and --data plan {}; "
+                 "resume with the original run's --data, --batch-size, --tokens-per-rank and "
+                 "--max-batch-size and --oversize (the world size and --accum may change)",
+                 file.string(), c.meta["batching"].dump(), planned.dump());
   engine_->set_state(std::move(c.arrays));
   step_ = c.meta.at("step").get<uint64_t>();
   first_state_ = PlanState::from_json(c.meta.at("plan").dump());
@@ -251,7 +276,8 @@ void Run::save_checkpoint(uint32_t epoch, const PlanState& state) const {
             {"epoch", epoch},
             {"plan", nlohmann::json::parse(state.to_json())},
             {"world_size", world_},
-            {"accum", o_.accum}};
+            {"accum", o_.accum},
+            {"batching", plans_.signature()}};
   write_checkpoint(std::filesystem::path(o_.checkpoint_dir) / "checkpoint.evf", c);
 }
 

@@ -32,11 +32,13 @@ struct TrainOptions {
   int hidden = 256;     // hidden width of both models
   int embed_dim = 64;   // token model embedding width
   uint32_t epochs = 1;
-  uint64_t batch_size = 32;       // samples per rank per micro-step ...
-  uint64_t tokens_per_rank = 0;   // ... or, when > 0, a token budget (length bucketing)
-  uint32_t accum = 1;             // micro-steps per optimiser step
-  OptimizerOptions optimizer;     // total_steps is filled in from the plan
-  double warmup_fraction = 0.05;  // of all optimiser steps
+  uint64_t batch_size = 32;        // samples per rank per micro-step ...
+  uint64_t tokens_per_rank = 0;    // ... or, when > 0, a token budget (length bucketing)
+  uint64_t max_batch_size = 0;     // with a token budget: most samples per batch (0: no cap)
+  bool truncate_oversize = false;  // with a token budget: cut longer samples to it, or fail
+  uint32_t accum = 1;              // micro-steps per optimiser step
+  OptimizerOptions optimizer;      // total_steps is filled in from the plan
+  double warmup_fraction = 0.05;   // of all optimiser steps
   uint64_t seed = 0;
   std::string checkpoint_dir;
   uint64_t checkpoint_every = 0;  // optimiser steps; 0: only at the end and when stopped

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <vector>
 
 #include "cuda/device_info.h"
@@ -35,6 +37,16 @@ class TrainCli : public ::testing::Test {
               .exit_code,
           0);
     }
+    // Tokens: median 40, a 1% tail 20-100x longer (some beyond the 512-token budget).
+    const std::string tokens = (*dir_ / "tok.jsonl").string();
+    ASSERT_EQ(run_command(evenfeed_bin() + " -q synth tokens " + tokens +
+                          " --count 600 --classes 4 --vocab-size 200 --median-length 40")
+                  .exit_code,
+              0);
+    ASSERT_EQ(run_command(evenfeed_bin() + " -q convert tokens " + tokens + " " +
+                          (*dir_ / "tok").string())
+                  .exit_code,
+              0);
   }
   static void TearDownTestSuite() { delete dir_; }
 
@@ -132,6 +144,62 @@ TEST_F(TrainCli, ResumesAtAnotherWorldSize) {
   auto resumed = train(1, "--epochs 1 --batch-size 16 --resume --checkpoint-dir " + ck, "w1.bin");
   EXPECT_EQ(resumed["steps"], 13);
   EXPECT_EQ(resumed["samples"], 160);
+}
+
+// A resumed run replays the served steps through a planner made from its own flags;
+// with another batch size it would skip the wrong samples and serve some twice (it
+// did: 24 of 400 samples, silently). It is refused, naming both, and the checkpoint
+// stays usable with the original flags.
+TEST_F(TrainCli, ResumeWithOtherBatchingIsRefused) {
+  const std::string ck = (scratch_ / "ckb").string();
+  train(1, "--epochs 1 --batch-size 16 --stop-at-step 3 --checkpoint-dir " + ck, "b16.bin");
+  const std::string resume = evenfeed_bin() + " -q train --data " + (*dir_ / "d256").string() +
+                             " --device cpu --image-size 8 --hidden 32 --loader-threads 1" +
+                             " --epochs 1 --resume --checkpoint-dir " + ck;
+  auto refused = run_command(resume + " --batch-size 8");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("\"batch_size\":16"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("\"batch_size\":8"), std::string::npos) << refused.err;
+  auto other_data = run_command(evenfeed_bin() + " -q train --data " + (*dir_ / "d250").string() +
+                                " --device cpu --image-size 8 --hidden 32 --loader-threads 1" +
+                                " --epochs 1 --batch-size 16 --resume --checkpoint-dir " + ck);
+  EXPECT_NE(other_data.exit_code, 0);
+  EXPECT_NE(other_data.err.find("\"samples\":250"), std::string::npos) << other_data.err;
+  auto resumed = train(1, "--epochs 1 --batch-size 16 --resume --checkpoint-dir " + ck, "r16.bin");
+  EXPECT_EQ(resumed["samples"], 256 - 3 * 16);
+}
+
+// Token budgets in the trainer: with samples longer than the budget cut to it, every
+// sample once per epoch across two ranks and no batch over --max-batch-size; without
+// --oversize truncate such a sample is one clear error that names the flag.
+TEST_F(TrainCli, TokenBudgetsCapBatchesAndTruncateLongSamples) {
+  const std::string prefix = (scratch_ / "tok_samples").string();
+  const std::string data = " --model tokens --tokens-per-rank 512 --epochs 1 ";
+  auto refused = run_command(evenfeed_bin() + " -q train --device cpu --data " +
+                             (*dir_ / "tok").string() + data);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("--oversize truncate"), std::string::npos) << refused.err;
+
+  auto j = train(2, data + "--max-batch-size 8 --oversize truncate --log-samples " + prefix,
+                 "tok.bin", "tok");
+  EXPECT_EQ(j["samples"], 600);
+  std::vector<uint64_t> seen;
+  size_t largest = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::ifstream in(prefix + ".rank" + std::to_string(rank) + ".jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto ids = nlohmann::json::parse(line)["ids"].get<std::vector<uint64_t>>();
+      largest = std::max(largest, ids.size());
+      seen.insert(seen.end(), ids.begin(), ids.end());
+    }
+  }
+  EXPECT_LE(largest, 8u);
+  EXPECT_GE(largest, 2u) << "the cap was never reached; the test shows little";
+  std::sort(seen.begin(), seen.end());
+  std::vector<uint64_t> all(600);
+  std::iota(all.begin(), all.end(), uint64_t{0});
+  EXPECT_EQ(seen, all);
 }
 
 TEST_F(TrainCli, TelemetryAddsUpToTheStepTime) {

@@ -357,5 +357,33 @@ TEST(LoaderTokens, CollatesAPaddedBatchWithLengthsAndMask) {
   EXPECT_FALSE(loader.next().has_value());
 }
 
+// A planner with --oversize truncate plans a long sample as cut to the budget; the
+// loader cuts it the same way (its first max_tokens tokens), so the batch is the
+// shape that was planned.
+TEST(LoaderTokens, MaxTokensCutsLongSamplesToTheirFirstTokens) {
+  testing::TempDir tmp;
+  testing::write_text(tmp / "t.jsonl", "{\"tokens\":[5,6,7,8,9]}\n{\"tokens\":[1,2]}\n");
+  convert_tokens(tmp / "t.jsonl", tmp / "data", {});
+  Dataset d(tmp / "data");
+  bool served = false;
+  LoaderOptions o;
+  o.max_tokens = 3;
+  Loader loader(d, o, 0, [&](RankBatch& b) {
+    if (served) return false;
+    b = {{0, 1}, {}};
+    served = true;
+    return true;
+  });
+  auto batch = loader.next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->max_length(), 3u);
+  EXPECT_EQ(std::vector<int32_t>(batch->tokens().begin(), batch->tokens().end()),
+            (std::vector<int32_t>{5, 6, 7, 1, 2, 0}));
+  EXPECT_EQ(std::vector<uint32_t>(batch->lengths().begin(), batch->lengths().end()),
+            (std::vector<uint32_t>{3, 2}));
+  EXPECT_EQ(std::vector<uint8_t>(batch->mask().begin(), batch->mask().end()),
+            (std::vector<uint8_t>{1, 1, 1, 1, 1, 0}));
+}
+
 }  // namespace
 }  // namespace evenfeed

@@ -147,7 +147,8 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_option("--batch-size", o.batch_size, "Samples per rank per micro-step")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   cmd->add_option("--tokens-per-rank", o.tokens_per_rank,
-                  "Token budget per rank per micro-step (length bucketing)");
+                  "Token budget per rank per micro-step (length bucketing)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   cmd->add_option("--max-batch-size", o.max_batch_size,
                   "With --tokens-per-rank: most samples per batch (0: no cap)");
   cmd->add_option("--oversize", f.oversize,

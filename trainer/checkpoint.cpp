@@ -28,7 +28,7 @@ void write_all(int fd, const std::string& bytes, const std::filesystem::path& wh
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail_errno("cannot write the checkpoint", where.string(), errno);
+    if (n < 0) fail_errno("writing the checkpoint", where.string(), errno);
     done += static_cast<size_t>(n);
   }
 }
@@ -70,10 +70,10 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& check
 
   const std::filesystem::path temp = file.string() + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail_errno("cannot create the checkpoint", temp.string(), errno);
+  if (fd < 0) fail_errno("creating the checkpoint", temp.string(), errno);
   try {
     write_all(fd, bytes, temp);
-    if (::fsync(fd) != 0) fail_errno("cannot flush the checkpoint", temp.string(), errno);
+    if (::fsync(fd) != 0) fail_errno("flushing the checkpoint", temp.string(), errno);
   } catch (...) {
     ::close(fd);
     ::unlink(temp.c_str());
@@ -83,7 +83,7 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& check
   if (::rename(temp.c_str(), file.c_str()) != 0) {
     const int error = errno;
     ::unlink(temp.c_str());
-    fail_errno("cannot move the checkpoint into place", file.string(), error);
+    fail_errno("moving the checkpoint into place", file.string(), error);
   }
   const int dir =
       ::open(file.parent_path().empty() ? "." : file.parent_path().c_str(), O_RDONLY | O_DIRECTORY);

@@ -16,7 +16,7 @@ Telemetry::~Telemetry() {
 
 void Telemetry::open_log(const std::string& path) {
   log_ = std::fopen(path.c_str(), "a");
-  if (log_ == nullptr) fail_errno("cannot open the training log", path, errno);
+  if (log_ == nullptr) fail_errno("opening the training log (--log)", path, errno);
 }
 
 void Telemetry::record(uint64_t step, uint32_t epoch, std::span<const RankStep> ranks, double loss,

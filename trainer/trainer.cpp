@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -47,6 +48,14 @@ class PlanFactory {
  public:
   PlanFactory(const Dataset& dataset, const TrainOptions& options)
       : dataset_(dataset), options_(options), lengths_(dataset.index().lengths()) {
+    const bool tokens = dataset.manifest().kind == DatasetKind::kTokens;
+    EVENFEED_CHECK(options_.tokens_per_rank == 0 || tokens,
+                   "--tokens-per-rank plans token datasets, but {} is an image dataset; use "
+                   "--batch-size",
+                   options_.data);
+    EVENFEED_CHECK(options_.tokens_per_rank > 0 || options_.max_batch_size == 0,
+                   "--max-batch-size caps token-budget batches; without --tokens-per-rank every "
+                   "batch has --batch-size samples");
     if (options_.tokens_per_rank > 0) {
       bucketing_.tokens_per_rank = options_.tokens_per_rank;
       bucketing_.max_batch_size = options_.max_batch_size;
@@ -149,12 +158,16 @@ class Run {
     if (o_.tokens_per_rank > 0 && o_.truncate_oversize)
       loader_.max_tokens =
           static_cast<uint32_t>(std::min<uint64_t>(o_.tokens_per_rank, UINT32_MAX));
+    check_eval_data();
+    check_checkpoint_dir();
     if (!o_.log.empty() && rank_ == 0) telemetry_.open_log(o_.log);
   }
 
   TrainResult execute(const std::function<void(const TrainProgress&)>& on_step);
 
  private:
+  void check_eval_data() const;
+  void check_checkpoint_dir() const;
   void plan_schedule();
   void make_engine();
   void start_or_resume();
@@ -228,6 +241,48 @@ void Run::make_engine() {
   if (rank_ == 0)
     log_info("training on {} ({}), gradients over {}", engine_->where(), engine_->describe_model(),
              grad_comm_->backend());
+}
+
+// Held-out data the model cannot read (another kind, labels beyond its classes, token
+// ids beyond its embedding table) is refused before training, not after it.
+void Run::check_eval_data() const {
+  if (o_.eval_data.empty()) return;
+  const Dataset eval(o_.eval_data);
+  const bool images = dataset_.manifest().kind == DatasetKind::kImage;
+  EVENFEED_CHECK(eval.manifest().kind == dataset_.manifest().kind,
+                 "--eval-data {} is {} dataset, but --data {} is {}; hold out data of the same "
+                 "kind",
+                 o_.eval_data, images ? "a token" : "an image", o_.data,
+                 images ? "an image dataset" : "a token dataset");
+  const int classes = count_classes(eval);
+  EVENFEED_CHECK(classes <= spec_.classes,
+                 "--eval-data {} has {} classes, but the model learns the {} of --data {}; hold "
+                 "out data labelled like the training data",
+                 o_.eval_data, classes, spec_.classes, o_.data);
+  EVENFEED_CHECK(eval.manifest().vocab_size <= dataset_.manifest().vocab_size,
+                 "--eval-data {} has token ids up to {}, but the embedding of --data {} has {}; "
+                 "hold out data of the same vocabulary",
+                 o_.eval_data, eval.manifest().vocab_size, o_.data, dataset_.manifest().vocab_size);
+}
+
+// A checkpoint directory that cannot be written would fail at the first checkpoint,
+// after the training it was to keep: every rank checks it before the first step.
+void Run::check_checkpoint_dir() const {
+  if (o_.checkpoint_dir.empty()) return;
+  const std::filesystem::path dir(o_.checkpoint_dir);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  EVENFEED_CHECK(!error, "--checkpoint-dir {}: cannot create it ({}); choose a writable directory",
+                 o_.checkpoint_dir, error.message());
+  const std::filesystem::path probe = dir / (".write-probe.rank" + std::to_string(rank_));
+  std::FILE* f = std::fopen(probe.c_str(), "w");
+  const int probe_error = errno;
+  EVENFEED_CHECK(f != nullptr,
+                 "--checkpoint-dir {}: cannot write in it ({}); choose a writable "
+                 "directory",
+                 o_.checkpoint_dir, std::strerror(probe_error));
+  std::fclose(f);
+  std::filesystem::remove(probe, error);
 }
 
 void Run::start_or_resume() {

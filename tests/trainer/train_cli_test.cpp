@@ -202,6 +202,27 @@ TEST_F(TrainCli, TokenBudgetsCapBatchesAndTruncateLongSamples) {
   EXPECT_EQ(seen, all);
 }
 
+// Flags the run cannot honour are one clear error before the first step: held-out
+// data of another kind (this crashed with SIGSEGV after training), a token budget on
+// images, a sample cap without one, a checkpoint directory that cannot be made (this
+// failed only at the end, losing the run).
+TEST_F(TrainCli, BadFlagsAreOneClearErrorBeforeTraining) {
+  const std::string base = evenfeed_bin() + " -q train --device cpu --epochs 1 --data ";
+  const std::string images = (*dir_ / "d256").string(), tokens = (*dir_ / "tok").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {images + " --eval-data " + tokens, "is a token dataset, but --data"},
+      {images + " --tokens-per-rank 512", "--tokens-per-rank plans token datasets"},
+      {images + " --max-batch-size 4", "--max-batch-size caps token-budget batches"},
+      {images + " --checkpoint-dir /proc/evenfeed-no/ck", "--checkpoint-dir /proc/evenfeed-no/ck"},
+  };
+  for (const auto& [flags, message] : cases) {
+    auto r = run_command(base + flags);
+    EXPECT_EQ(r.exit_code, 1) << flags << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << flags << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line:\n" << r.err;
+  }
+}
+
 TEST_F(TrainCli, TelemetryAddsUpToTheStepTime) {
   const std::string log = (scratch_ / "log.jsonl").string();
   auto j = train(2, "--epochs 1 --batch-size 16 --log " + log, "t.bin");

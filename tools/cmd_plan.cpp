@@ -103,6 +103,10 @@ void add_plan(CLI::App& app, Runner& run) {
       std::unique_ptr<LengthSource> lengths;
       if (!dir.empty()) {
         dataset = std::make_unique<Dataset>(dir);
+        EVENFEED_CHECK(tokens_per_rank == 0 || dataset->manifest().kind == DatasetKind::kTokens,
+                       "--tokens-per-rank plans token datasets, but {} is an image dataset; use "
+                       "--batch-size",
+                       dir);
         for (const ShardEntry& s : dataset->manifest().shards)
           r.bucketing_options.order.shard_sizes.push_back(s.count);
         r.sampler_options.order.shard_sizes = r.bucketing_options.order.shard_sizes;

@@ -23,7 +23,7 @@ class DumpWriter {
   explicit DumpWriter(const std::filesystem::path& path) {
     if (path.empty()) return;
     file_ = std::fopen(path.c_str(), "w");
-    if (file_ == nullptr) fail_errno("open for writing", path.string(), errno);
+    if (file_ == nullptr) fail_errno("opening the --dump file for writing", path.string(), errno);
     path_ = path;
   }
   ~DumpWriter() {
@@ -44,7 +44,7 @@ class DumpWriter {
       }
       const std::string line = j.dump() + "\n";
       if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
-        fail_errno("write", path_.string(), errno);
+        fail_errno("writing the --dump file", path_.string(), errno);
     }
   }
 

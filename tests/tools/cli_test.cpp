@@ -96,6 +96,16 @@ TEST_F(CliDataset, VerifyExitCodeFollowsTheData) {
   EXPECT_EQ(j["bad_samples"].size(), 12u);
 }
 
+TEST_F(CliDataset, TokenBudgetOnImagesIsOneClearError) {
+  // An image's "length" is its size in bytes: planning it as tokens would name a
+  // 20 kB JPEG as a sample over the budget and suggest truncating it.
+  expect_one_error_line(
+      run_command(kBin + " plan " + out() + " --world-size 2 --tokens-per-rank 512"), 1,
+      "--tokens-per-rank plans token datasets");
+  EXPECT_EQ(run_command(kBin + " -q plan " + out() + " --world-size 2 --batch-size 4").exit_code,
+            0);
+}
+
 TEST_F(CliDataset, ExistingOutputNeedsForce) {
   expect_one_error_line(run_command(kBin + " -q convert images " + src() + " " + out()), 1,
                         "--force");

@@ -1,6 +1,7 @@
 #include "trainer/trainer.h"
 
 #include <cblas.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -167,6 +168,7 @@ class Run {
 
  private:
   void check_eval_data() const;
+  void check_model_fits() const;
   void check_checkpoint_dir() const;
   void plan_schedule();
   void make_engine();
@@ -224,7 +226,29 @@ void Run::plan_schedule() {
 // --device auto takes the GPU when one is visible; a GPU rank reduces its gradients
 // through the device communicator the caller makes (NCCL), ordered after the engine's
 // stream.
+// Parameters, gradients and optimiser state in float32 must fit in this host's memory
+// (a token id of 4e9 makes a 4e9-row embedding): said before allocating, naming what
+// makes the model large, rather than std::bad_alloc.
+void Run::check_model_fits() const {
+  const auto model =
+      spec_.name == "mlp"
+          ? make_image_mlp(spec_.image_size, spec_.hidden, spec_.classes)
+          : make_token_classifier(spec_.vocab, spec_.embed_dim, spec_.hidden, spec_.classes);
+  const double copies = o_.optimizer.kind == OptimizerKind::kSgd ? 3 : 4;
+  const double bytes = static_cast<double>(model->parameter_count()) * sizeof(float) * copies;
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  EVENFEED_CHECK(memory <= 0 || bytes <= memory,
+                 "{} needs {:.1f} GiB for its parameters, gradients and optimiser state, more "
+                 "than this machine's {:.1f} GiB; {}",
+                 model->describe(), bytes / (1 << 30), memory / (1 << 30),
+                 spec_.name == "mlp" ? "lower --image-size or --hidden"
+                                     : "the vocabulary is the largest token id + 1: renumber the "
+                                       "ids into a dense range, or lower --embed-dim");
+}
+
 void Run::make_engine() {
+  check_model_fits();
   EngineOptions options;
   options.optimizer = o_.optimizer;
   options.device = o_.gpu;

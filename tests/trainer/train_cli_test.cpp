@@ -205,7 +205,7 @@ TEST_F(TrainCli, TokenBudgetsCapBatchesAndTruncateLongSamples) {
 // Flags the run cannot honour are one clear error before the first step: held-out
 // data of another kind (this crashed with SIGSEGV after training), a token budget on
 // images, a sample cap without one, a checkpoint directory that cannot be made (this
-// failed only at the end, losing the run).
+// failed only at the end, losing the run), a model larger than memory (std::bad_alloc).
 TEST_F(TrainCli, BadFlagsAreOneClearErrorBeforeTraining) {
   const std::string base = evenfeed_bin() + " -q train --device cpu --epochs 1 --data ";
   const std::string images = (*dir_ / "d256").string(), tokens = (*dir_ / "tok").string();
@@ -214,6 +214,7 @@ TEST_F(TrainCli, BadFlagsAreOneClearErrorBeforeTraining) {
       {images + " --tokens-per-rank 512", "--tokens-per-rank plans token datasets"},
       {images + " --max-batch-size 4", "--max-batch-size caps token-budget batches"},
       {images + " --checkpoint-dir /proc/evenfeed-no/ck", "--checkpoint-dir /proc/evenfeed-no/ck"},
+      {images + " --image-size 512 --hidden 65536", "lower --image-size or --hidden"},
   };
   for (const auto& [flags, message] : cases) {
     auto r = run_command(base + flags);

@@ -64,9 +64,14 @@ std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const st
   tjhandle h = decompressor.get();
   if (tjDecompressHeader3(h, data, bytes.size(), &info.width, &info.height, &info.subsampling,
                           &info.colorspace) != 0) {
-    std::string message = fmt::format("corrupt JPEG header: {}", tjGetErrorStr2(h));
+    const std::string error = tjGetErrorStr2(h);
     decompressor.reset();
-    return message;
+    // 12- and 16-bit JPEGs (medical, some cameras' raw previews) are valid files that
+    // the 8-bit decoder cannot read: say so, rather than calling them corrupt.
+    if (error.find("Unsupported JPEG data precision") != std::string::npos)
+      return fmt::format("unsupported JPEG: {} (only 8-bit JPEGs decode); re-encode it as 8-bit",
+                         error);
+    return fmt::format("corrupt JPEG header: {}", error);
   }
   if (info.width <= 0 || info.height <= 0)
     return std::string("JPEG header has zero width or height");

@@ -160,6 +160,15 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
     damaged[k] = std::byte{static_cast<unsigned char>(k * 151)};
   testing::write_file(root / "c" / "damaged.jpg", damaged);
   testing::write_file(root / "c" / "empty.jpg", {});
+  // A 12-bit JPEG (valid, but not for an 8-bit decoder): the frame header's precision.
+  auto twelve_bit = good;
+  for (size_t k = 0; k + 4 < twelve_bit.size(); ++k) {
+    if (twelve_bit[k] == std::byte{0xFF} && twelve_bit[k + 1] == std::byte{0xC0}) {
+      twelve_bit[k + 4] = std::byte{12};
+      break;
+    }
+  }
+  testing::write_file(root / "c" / "twelve_bit.jpg", twelve_bit);
   testing::write_text(root / "c" / "notes.txt", "not an image at all");
   testing::write_file(root / "c" / "picture.png", testing::make_png(10, 10, 1));
   // A good image after the bad ones: a decoder left broken by an error would fail it.
@@ -168,6 +177,7 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
   return {{"c/truncated.jpg", "truncated JPEG"},
           {"c/damaged.jpg", "corrupt JPEG"},
           {"c/empty.jpg", "empty file"},
+          {"c/twelve_bit.jpg", "unsupported JPEG: Unsupported JPEG data precision 12"},
           {"c/notes.txt", "not a JPEG"},
           {"c/picture.png", "not a JPEG but PNG; pass --reencode"}};
 }

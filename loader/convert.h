@@ -30,6 +30,10 @@ struct ConvertOptions {
   // copied, so decoded pixels are identical). Baseline lets the loader decode only the
   // rows a crop needs; a progressive image must be entropy-decoded whole first.
   bool baseline = true;
+  // Images: rewrite every JPEG (losslessly, as above) with a restart marker after each
+  // MCU, so the loader entropy-decodes only the MCUs around a crop (docs/format.md,
+  // "Restart layout"). Progressive JPEGs kept by `baseline = false` stay as they are.
+  bool restart_markers = true;
   // Images: accept PNG, BMP and PPM sources by encoding them as JPEG at `quality`.
   bool reencode = false;
   int quality = 95;
@@ -59,6 +63,7 @@ struct ConvertReport {
   std::vector<SkippedInput> skipped;
   std::vector<std::string> warnings;
   uint64_t rewritten_as_baseline = 0;
+  uint64_t with_restart_markers = 0;  // JPEGs stored with the restart layout
   double seconds = 0;
 };
 

@@ -14,6 +14,7 @@
 #include "loader/image_sources.h"
 #include "loader/jpeg_encode.h"
 #include "loader/jpeg_probe.h"
+#include "loader/jpeg_restart.h"
 #include "loader/record.h"
 
 namespace evenfeed {
@@ -24,7 +25,9 @@ struct ImageScratch {
   TjHandle decompressor{TjHandle::Mode::kDecompress};
   std::unique_ptr<TjHandle> compressor;   // only with --reencode
   std::unique_ptr<TjHandle> transformer;  // progressive -> baseline
+  std::unique_ptr<JpegRestartWriter> restarter;
   std::vector<std::byte> baseline;
+  std::vector<std::byte> restarted;
   std::vector<std::byte> file;
   std::vector<std::byte> reencoded;
   std::vector<unsigned char> pixels;
@@ -102,7 +105,7 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   DatasetWriter writer(out, writer_options);
 
   tbb::enumerable_thread_specific<ImageScratch> scratch;
-  std::atomic<uint64_t> rewritten{0};
+  std::atomic<uint64_t> rewritten{0}, restarted{0};
   auto prepare = [&](uint64_t i, PreparedSample& sample) -> std::optional<std::string> {
     ImageScratch& s = scratch.local();
     const ImageInput& input = sources.inputs[i];
@@ -111,7 +114,20 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
     JpegInfo info;
     if (auto problem = probe_jpeg(s.decompressor, jpeg, options.check_decode, info, s.pixels))
       return problem;
-    if (info.progressive && options.baseline) {
+    const bool kept_progressive = info.progressive && !options.baseline;
+    if (options.restart_markers && !kept_progressive) {
+      if (!s.restarter) s.restarter = std::make_unique<JpegRestartWriter>();
+      // Rewriting decodes every coefficient, so it finds damage even when the decode
+      // check is off; then (--no-check-decode asks to let damaged data in) the file is
+      // stored as it is, for the loader's bad-record policy to meet.
+      if (auto problem = s.restarter->rewrite(jpeg, s.restarted)) {
+        if (options.check_decode) return problem;
+      } else {
+        jpeg = s.restarted;
+        ++restarted;
+        if (info.progressive) ++rewritten;
+      }
+    } else if (info.progressive && options.baseline) {
       if (auto problem = rewrite_as_baseline(s, jpeg)) return problem;
       ++rewritten;
     }
@@ -125,6 +141,7 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   run_conversion(sources.inputs.size(), prepare, source_name, writer, options, report);
   commit_conversion(writer, src, "inputs", start, report);
   report.rewritten_as_baseline = rewritten;
+  report.with_restart_markers = restarted;
   return report;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "loader/jpeg_image_arena.h"
+#include "loader/jpeg_restart.h"
 
 namespace evenfeed {
 namespace {
@@ -62,7 +63,9 @@ struct JpegRegionDecoder::State {
   ErrorManager err{};
   std::vector<uint8_t> buffer;  // decoded rows; grows to the largest region, then reused
   std::vector<uint8_t> cmyk_row;
-  std::vector<JSAMPROW> rows;  // pointers into buffer, one per row
+  std::vector<JSAMPROW> rows;     // pointers into buffer, one per row
+  McuLayout layout;               // of the current image, when it has the restart layout
+  std::vector<std::byte> window;  // the crop's MCUs as a JPEG of their own
 };
 
 JpegRegionDecoder::JpegRegionDecoder() : state_(std::make_unique<State>()) {
@@ -84,6 +87,25 @@ uint64_t JpegRegionDecoder::memory_growths() const {
 std::optional<std::string> JpegRegionDecoder::decode(std::span<const std::byte> jpeg,
                                                      const CropBox& crop, int out_width,
                                                      int out_height, DecodedRegion& region) {
+  State& s = *state_;
+  // With a restart marker after every MCU, only the MCUs around the crop are decoded
+  // (loader/jpeg_restart.h); the crop is then relative to their window.
+  if (read_mcu_layout(jpeg, s.layout)) {
+    const McuWindow window = window_for_crop(s.layout, crop);
+    if (!window.whole(s.layout)) {
+      cut_mcu_window(jpeg, s.layout, window, s.window);
+      CropBox local = crop;
+      local.x -= window.column0 * s.layout.mcu_width;
+      local.y -= window.row0 * s.layout.mcu_height;
+      return decode_whole(s.window, local, out_width, out_height, region);
+    }
+  }
+  return decode_whole(jpeg, crop, out_width, out_height, region);
+}
+
+std::optional<std::string> JpegRegionDecoder::decode_whole(std::span<const std::byte> jpeg,
+                                                           const CropBox& crop, int out_width,
+                                                           int out_height, DecodedRegion& region) {
   State& s = *state_;
   jpeg_decompress_struct& c = s.cinfo;
   if (setjmp(s.err.jump)) {

@@ -1,8 +1,10 @@
-// Decodes only what a crop needs. For each image: the smallest power-of-two DCT scale
-// (1/8, 1/4, 1/2, 1, the scales with SIMD IDCTs) whose output still covers the crop at
-// the target size, then only the crop's columns (jpeg_crop_scanline) and rows (skip the
-// rows above, stop after the last), as RGBX. Greyscale becomes RGB, CMYK/YCCK is
-// converted to RGB. One decoder per thread; it is reused from image to image.
+// Decodes only what a crop needs. A JPEG with a restart marker after every MCU (as
+// `convert` writes them, loader/jpeg_restart.h) is first cut down to the MCUs around the
+// crop, so nothing else is entropy-decoded. Then, for each image: the smallest power-of-two DCT
+// scale (1/8, 1/4, 1/2, 1, the scales with SIMD IDCTs) whose output still covers the crop at the
+// target size, then only the crop's columns (jpeg_crop_scanline) and rows (skip the rows above,
+// stop after the last), as RGBX. Greyscale becomes RGB, CMYK/YCCK is converted to RGB. One decoder
+// per thread; it is reused from image to image.
 //
 // Traps in libjpeg-turbo 2.1.5 this avoids: merged upsampling with jpeg_skip_scanlines
 // on a reused object is a use-after-free, so fancy upsampling stays on (which disables
@@ -59,6 +61,11 @@ class JpegRegionDecoder {
   uint64_t memory_growths() const;
 
  private:
+  // decode() without the restart-layout window: the crop's rows and columns of the
+  // whole entropy-coded image.
+  std::optional<std::string> decode_whole(std::span<const std::byte> jpeg, const CropBox& crop,
+                                          int out_width, int out_height, DecodedRegion& region);
+
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -14,7 +14,7 @@ namespace {
 
 struct ConvertFlags {
   std::string src, out, on_error = "fail";
-  bool json = false, no_check_decode = false, keep_progressive = false;
+  bool json = false, no_check_decode = false, keep_progressive = false, no_restart_markers = false;
   int64_t eot = -1, vocab_size = -1;
   ConvertOptions options;
 };
@@ -45,7 +45,8 @@ int print_report(const ConvertReport& r, bool json) {
                         {"payload_bytes", r.payload_bytes},
                         {"shards", r.shards},
                         {"seconds", r.seconds},
-                        {"rewritten_as_baseline", r.rewritten_as_baseline}};
+                        {"rewritten_as_baseline", r.rewritten_as_baseline},
+                        {"with_restart_markers", r.with_restart_markers}};
     j["skipped"] = nlohmann::json::array();
     for (const auto& s : r.skipped)
       j["skipped"].push_back({{"source", s.source}, {"reason", s.reason}});
@@ -67,6 +68,7 @@ void finish_flags(ConvertFlags& f, Progress& progress) {
   f.options.on_error = f.on_error == "skip" ? OnError::kSkip : OnError::kFail;
   f.options.check_decode = !f.no_check_decode;
   f.options.baseline = !f.keep_progressive;
+  f.options.restart_markers = !f.no_restart_markers;
   if (f.eot >= 0) f.options.eot = static_cast<uint32_t>(f.eot);
   if (f.vocab_size > 0) f.options.vocab_size = static_cast<uint64_t>(f.vocab_size);
   f.options.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
@@ -91,6 +93,9 @@ void add_convert(CLI::App& app, Runner& run) {
   images->add_flag("--keep-progressive", images_flags.keep_progressive,
                    "Store progressive JPEGs as they are instead of rewriting them as baseline "
                    "(same pixels; baseline decodes faster)");
+  images->add_flag("--no-restart-markers", images_flags.no_restart_markers,
+                   "Store baseline JPEGs as they are instead of adding a restart marker after "
+                   "every MCU (same pixels; with them the loader decodes only a crop's MCUs)");
   images->add_flag(
       "--no-check-decode", images_flags.no_check_decode,
       "Only parse headers instead of entropy-decoding every JPEG (faster, misses damaged data)");

@@ -9,6 +9,7 @@
 #include "loader/convert.h"
 #include "loader/dataset.h"
 #include "loader/jpeg_probe.h"
+#include "loader/jpeg_restart.h"
 #include "loader/verify.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
@@ -41,8 +42,10 @@ std::vector<unsigned char> decode_pixels(std::span<const std::byte> jpeg) {
   return out;
 }
 
-// Every record's payload equals its source file, label and size agree with the index.
-void expect_round_trip(const fs::path& src_root, const fs::path& out) {
+// Every record's payload decodes to its source's pixels; without restart markers it is
+// the source file itself (progressive sources aside), with them it has the restart
+// layout. Label and size agree with the index.
+void expect_round_trip(const fs::path& src_root, const fs::path& out, bool restart_markers) {
   Dataset dataset(out);
   Dataset::ReadSession session(dataset);
   TjHandle decompressor(TjHandle::Mode::kDecompress);
@@ -52,8 +55,10 @@ void expect_round_trip(const fs::path& src_root, const fs::path& out) {
     const auto source = read_file_for(src_root, dataset, id);
     JpegInfo source_info;
     ASSERT_FALSE(probe_jpeg(decompressor, source, false, source_info, scratch).has_value());
-    if (source_info.progressive) {
-      // Rewritten losslessly as baseline: other bytes, identical pixels.
+    McuLayout layout;
+    EXPECT_EQ(read_mcu_layout(view.payload, layout), restart_markers) << dataset.describe(id);
+    if (source_info.progressive || restart_markers) {
+      // Rewritten losslessly: other bytes, identical pixels.
       EXPECT_EQ(decode_pixels(view.payload), decode_pixels(source)) << dataset.describe(id);
     } else {
       ASSERT_EQ(view.payload.size(), source.size()) << dataset.describe(id);
@@ -87,8 +92,12 @@ TEST(ConvertImages, FolderTreeRoundTripsByteExactAcrossShards) {
     const std::string source(d.index().source_name(id));
     EXPECT_EQ(d.index().labels()[id], source[5] - '0') << source;  // "classK/..."
   }
-  expect_round_trip(tmp / "src", tmp / "out");
+  expect_round_trip(tmp / "src", tmp / "out", true);
   EXPECT_TRUE(verify_dataset(tmp / "out", {.decode = true, .threads = 2}).ok());
+  EXPECT_EQ(r.with_restart_markers, 21u);
+  o.restart_markers = false;
+  convert_images(tmp / "src", tmp / "plain", o);
+  expect_round_trip(tmp / "src", tmp / "plain", false);
 }
 
 TEST(ConvertImages, KeepProgressiveStoresEveryFileByteExact) {

@@ -270,7 +270,8 @@ TEST_F(LoaderTest, DestroyingALoaderMidEpochIsClean) {
 void make_dataset_with_bad_sample(const testing::TempDir& tmp, bool truncate) {
   testing::make_image_tree(tmp / "src", 1, 8);
   ConvertOptions co;
-  co.check_decode = false;  // let the damaged JPEG into the dataset
+  co.check_decode = false;     // let the damaged JPEG into the dataset
+  co.restart_markers = false;  // stored as the sources are, so their bytes can be found
   if (truncate) {
     auto jpeg = testing::make_jpeg({.width = 200, .height = 150});
     jpeg.resize(jpeg.size() * 2 / 5);

@@ -55,7 +55,7 @@ class TrainFaults : public ::testing::Test {
             .exit_code,
         0);
     ASSERT_EQ(run_command(evenfeed_bin() + " -q convert images " + (tmp_ / "src").string() + " " +
-                          (tmp_ / "data").string() + " --shards 4")
+                          (tmp_ / "data").string() + " --shards 4 --no-restart-markers")
                   .exit_code,
               0);
   }

@@ -1,6 +1,8 @@
 // Fuzz target: the loader's JPEG path. The first 6 bytes choose the crop (as shares of
-// the image) and the output size; the rest is the JPEG. Probe, choose the DCT scale,
-// decode only the crop's region, then resize and store, as Loader does per sample.
+// the image) and the output size; the rest is the JPEG. Probe, rewrite with restart
+// markers as convert does, choose the DCT scale, decode only the crop's region (a
+// window of MCUs when the input has the restart layout), then resize and store, as
+// Loader does per sample.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include "loader/image_transform.h"
 #include "loader/jpeg_probe.h"
 #include "loader/jpeg_region_decoder.h"
+#include "loader/jpeg_restart.h"
 #include "loader/turbojpeg_handle.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -33,6 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int out = 1 + data[5] % 96;
   const int d = evenfeed::dct_denominator(crop, out, out);
   crop = evenfeed::snap_to_dct_grid(crop, d, info.width, info.height);
+
+  // convert's lossless rewrite with restart markers must survive any input the probe
+  // accepts (it reports damage, never crashes).
+  static evenfeed::JpegRestartWriter restarts;
+  static std::vector<std::byte> restarted;
+  (void)restarts.rewrite(jpeg, restarted);
 
   evenfeed::DecodedRegion region;
   if (decoder.decode(jpeg, crop, out, out, region)) return 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loader/convert.h"
+#include "loader/jpeg_restart.h"
 #include "loader/record.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
@@ -42,6 +43,15 @@ void record_seeds(const fs::path& dir) {
   write_file(dir / "seed-tokens", record);
 }
 
+// The fuzz_jpeg input: six bytes choosing crop and output size, then the JPEG.
+void write_jpeg_seed(const fs::path& path, uint8_t prefix, const std::vector<std::byte>& jpeg) {
+  std::vector<std::byte> input(6 + jpeg.size());
+  const uint8_t choice[6] = {prefix, 40, 200, 180, 1, 16};
+  std::memcpy(input.data(), choice, 6);
+  std::memcpy(input.data() + 6, jpeg.data(), jpeg.size());
+  write_file(path, input);
+}
+
 void jpeg_seeds(const fs::path& dir) {
   const std::vector<std::pair<std::string, evenfeed::testing::JpegSpec>> kinds = {
       {"420", {.width = 40, .height = 30}},
@@ -52,12 +62,15 @@ void jpeg_seeds(const fs::path& dir) {
       {"cmyk", {.width = 20, .height = 28, .subsampling = TJSAMP_444, .pixel_format = TJPF_CMYK}},
   };
   uint8_t prefix = 0;
+  evenfeed::JpegRestartWriter restarts;
   for (const auto& [name, spec] : kinds) {
-    std::vector<std::byte> input = {std::byte{prefix}, std::byte{40}, std::byte{200},
-                                    std::byte{180},    std::byte{1},  std::byte{16}};
     auto jpeg = make_jpeg(spec);
-    input.insert(input.end(), jpeg.begin(), jpeg.end());
-    write_file(dir / ("seed-" + name), input);
+    // Each kind as made, and as convert stores it: a restart marker after every MCU,
+    // which the loader cuts into a window of the crop's MCUs.
+    std::vector<std::byte> restarted;
+    if (restarts.rewrite(jpeg, restarted)) std::abort();
+    write_jpeg_seed(dir / ("seed-" + name), prefix, jpeg);
+    write_jpeg_seed(dir / ("seed-" + name + "-restart"), prefix, restarted);
     prefix = static_cast<uint8_t>(prefix + 30);
   }
 }

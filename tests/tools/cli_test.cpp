@@ -139,6 +139,27 @@ TEST_F(CliDataset, KeepProgressiveStoresProgressiveJpegsAsTheyAre) {
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 }
 
+TEST_F(CliDataset, RestartMarkersAreAddedUnlessAskedNotTo) {
+  // The fixture's `out` was converted with the defaults: every JPEG has them.
+  auto with =
+      run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "r1").string() + " --json");
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_EQ(nlohmann::json::parse(with.out)["with_restart_markers"].get<int>(), 24);
+  auto without = run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "r2").string() +
+                             " --no-restart-markers --keep-progressive --json");
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_EQ(nlohmann::json::parse(without.out)["with_restart_markers"].get<int>(), 0);
+  // Byte for byte: the payloads add up to the source files.
+  uintmax_t sources = 0;
+  for (const auto& e : fs::recursive_directory_iterator(src()))
+    if (e.is_regular_file()) sources += e.file_size();
+  EXPECT_EQ(nlohmann::json::parse(without.out)["payload_bytes"].get<uintmax_t>(), sources);
+  for (const char* out : {"r1", "r2"}) {
+    auto verify = run_command(kBin + " verify " + (tmp_ / out).string() + " --decode");
+    EXPECT_EQ(verify.exit_code, 0) << out << ": " << verify.out << verify.err;
+  }
+}
+
 // Starts a slow conversion in the background, waits until its staging directory
 // exists, sends `signal`, and returns the exit code.
 int interrupt_convert(const fs::path& dir, const std::string& signal) {

@@ -1,39 +1,15 @@
 #include "loader/jpeg_region_decoder.h"
 
-#include <csetjmp>
-#include <cstdio>
-// jpeglib.h needs FILE and size_t declared first.
-#include <jerror.h>
-#include <jpeglib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "loader/jpeg_image_arena.h"
 #include "loader/jpeg_restart.h"
+#include "loader/libjpeg_errors.h"
 
 namespace evenfeed {
 namespace {
-
-// libjpeg reports errors through a callback that must not return: we longjmp back to
-// the call site. Warnings (corrupt data, premature end) are treated as errors too, so
-// a damaged image is never silently used.
-struct ErrorManager {
-  jpeg_error_mgr base;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void on_error(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
-
-void on_message(j_common_ptr cinfo, int level) {
-  if (level < 0) on_error(cinfo);  // a warning: corrupt or truncated data
-}
 
 // The DCT scale denominators with SIMD IDCTs, coarsest first.
 constexpr int kDenominators[] = {8, 4, 2, 1};
@@ -60,7 +36,7 @@ CropBox snap_to_dct_grid(const CropBox& crop, int d, int width, int height) {
 struct JpegRegionDecoder::State {
   JpegImageArena arena;  // libjpeg's per-image memory, kept from image to image
   jpeg_decompress_struct cinfo{};
-  ErrorManager err{};
+  LibjpegErrors err{};
   std::vector<uint8_t> buffer;  // decoded rows; grows to the largest region, then reused
   std::vector<uint8_t> cmyk_row;
   std::vector<JSAMPROW> rows;     // pointers into buffer, one per row
@@ -69,9 +45,7 @@ struct JpegRegionDecoder::State {
 };
 
 JpegRegionDecoder::JpegRegionDecoder() : state_(std::make_unique<State>()) {
-  state_->cinfo.err = jpeg_std_error(&state_->err.base);
-  state_->err.base.error_exit = on_error;
-  state_->err.base.emit_message = on_message;
+  state_->cinfo.err = state_->err.install();
   jpeg_create_decompress(&state_->cinfo);
   state_->arena.install(reinterpret_cast<j_common_ptr>(&state_->cinfo));
 }

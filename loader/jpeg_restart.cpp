@@ -1,35 +1,13 @@
 #include "loader/jpeg_restart.h"
 
-#include <csetjmp>
-#include <cstdio>
-// jpeglib.h needs FILE and size_t declared first.
-#include <jerror.h>
-#include <jpeglib.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
+#include "loader/libjpeg_errors.h"
+
 namespace evenfeed {
 namespace {
-
-// libjpeg reports errors through a callback that must not return: we longjmp back.
-// Warnings (corrupt data) are errors too: a damaged image is never rewritten.
-struct ErrorManager {
-  jpeg_error_mgr base;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void on_error(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
-
-void on_message(j_common_ptr cinfo, int level) {
-  if (level < 0) on_error(cinfo);
-}
 
 uint8_t byte_at(std::span<const std::byte> data, size_t at) {
   return static_cast<uint8_t>(data[at]);
@@ -86,15 +64,12 @@ bool find_segments(std::span<const std::byte> jpeg, McuLayout& layout) {
 struct JpegRestartWriter::State {
   jpeg_decompress_struct src{};
   jpeg_compress_struct dst{};
-  ErrorManager err{};  // shared: either side's error jumps to the same place
+  LibjpegErrors err{};  // shared: either side's error jumps to the same place
 };
 
 JpegRestartWriter::JpegRestartWriter() : state_(std::make_unique<State>()) {
   State& s = *state_;
-  jpeg_std_error(&s.err.base);
-  s.err.base.error_exit = on_error;
-  s.err.base.emit_message = on_message;
-  s.src.err = &s.err.base;
+  s.src.err = s.err.install();
   s.dst.err = &s.err.base;
   jpeg_create_decompress(&s.src);
   jpeg_create_compress(&s.dst);

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <cstring>
 #include <numeric>
-#include "core/quantile.h"
 
 #include "core/checksum.h"
 #include "core/error.h"
+#include "core/quantile.h"
+#include "loader/jpeg_restart.h"
 
 namespace evenfeed {
 namespace {
@@ -165,7 +165,13 @@ nlohmann::json describe_sample(const Dataset& dataset, uint64_t id) {
   j["record"] = {{"kind", record_kind_name(view.header.kind)},
                  {"payload_bytes", view.header.payload_bytes},
                  {"checksum", checksum_hex(view.header.checksum)}};
-  if (view.header.kind != RecordKind::kJpeg) {
+  if (view.header.kind == RecordKind::kJpeg) {
+    // Whether the loader can decode just a crop's MCUs (docs/format.md).
+    McuLayout layout;
+    const bool restarts = read_mcu_layout(view.payload, layout);
+    j["record"]["restart_layout"] = restarts;
+    if (restarts) j["record"]["mcus"] = layout.begin.size() * layout.segment_columns;
+  } else {
     const size_t width = view.header.kind == RecordKind::kTokensU16 ? 2 : 4;
     nlohmann::json first = nlohmann::json::array();
     for (uint64_t k = 0; k < std::min<uint64_t>(view.header.length, 32); ++k) {

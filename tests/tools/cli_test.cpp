@@ -157,6 +157,9 @@ TEST_F(CliDataset, RestartMarkersAreAddedUnlessAskedNotTo) {
   for (const char* out : {"r1", "r2"}) {
     auto verify = run_command(kBin + " verify " + (tmp_ / out).string() + " --decode");
     EXPECT_EQ(verify.exit_code, 0) << out << ": " << verify.out << verify.err;
+    auto sample = nlohmann::json::parse(
+        run_command(kBin + " inspect " + (tmp_ / out).string() + " --sample 0 --json").out);
+    EXPECT_EQ(sample["record"]["restart_layout"], std::string(out) == "r1") << out;
   }
 }
 

@@ -112,10 +112,16 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
     std::span<const std::byte> jpeg;
     if (auto problem = jpeg_bytes_of(input, options, s, jpeg)) return problem;
     JpegInfo info;
-    if (auto problem = probe_jpeg(s.decompressor, jpeg, options.check_decode, info, s.pixels))
-      return problem;
+    if (auto problem = probe_jpeg(s.decompressor, jpeg, false, info, s.pixels)) return problem;
     const bool kept_progressive = info.progressive && !options.baseline;
-    if (options.restart_markers && !kept_progressive) {
+    const bool restart = options.restart_markers && !kept_progressive;
+    // The restart rewrite entropy-decodes every coefficient and treats libjpeg's
+    // warnings as damage, so it checks what the decode check would; other files get
+    // the decode check itself.
+    if (options.check_decode && !restart) {
+      if (auto problem = probe_jpeg(s.decompressor, jpeg, true, info, s.pixels)) return problem;
+    }
+    if (restart) {
       if (!s.restarter) s.restarter = std::make_unique<JpegRestartWriter>();
       // Rewriting decodes every coefficient, so it finds damage even when the decode
       // check is off; then (--no-check-decode asks to let damaged data in) the file is

@@ -91,7 +91,10 @@ std::optional<std::string> JpegRestartWriter::rewrite(std::span<const std::byte>
     jpeg_abort_compress(&s.dst);
     jpeg_abort_decompress(&s.src);
     std::free(buffer);
-    return std::string("cannot add restart markers to the JPEG: ") + s.err.message;
+    // Worded as the decode check words damage (loader/jpeg_probe.h).
+    const std::string message = s.err.message;
+    if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
+    return "corrupt JPEG data: " + message;
   }
   jpeg_mem_src(&s.src, reinterpret_cast<const unsigned char*>(jpeg.data()),
                static_cast<unsigned long>(jpeg.size()));

@@ -30,7 +30,9 @@ class JpegRestartWriter {
   JpegRestartWriter(const JpegRestartWriter&) = delete;
   JpegRestartWriter& operator=(const JpegRestartWriter&) = delete;
 
-  // Returns the problem, or nothing with `out` holding the rewritten JPEG.
+  // Returns the problem ("truncated JPEG: ...", "corrupt JPEG data: ...": every
+  // coefficient is decoded, and libjpeg's warnings count as damage), or nothing with
+  // `out` holding the rewritten JPEG.
   std::optional<std::string> rewrite(std::span<const std::byte> jpeg, std::vector<std::byte>& out);
 
  private:

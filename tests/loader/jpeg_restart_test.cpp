@@ -120,6 +120,38 @@ TEST(JpegRestart, WindowDecodesTheCropExactlyAsTheWholeImageDoes) {
   }
 }
 
+// Metadata survives the rewrite: an EXIF (APP1) segment and a comment are copied as
+// they were, and the JFIF header libjpeg writes itself is not doubled.
+TEST(JpegRestart, RewriteKeepsApplicationMarkersAndComments) {
+  auto jpeg = testing::make_jpeg({.width = 64, .height = 48});
+  auto segment = [](uint8_t marker, const std::string& body) {
+    std::vector<std::byte> out = {std::byte{0xFF}, std::byte{marker},
+                                  std::byte(((body.size() + 2) >> 8) & 0xFF),
+                                  std::byte((body.size() + 2) & 0xFF)};
+    for (char c : body) out.push_back(std::byte(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const auto exif = segment(0xE1, std::string("Exif\0\0orientation=6;camera=test", 33));
+  const auto comment = segment(0xFE, "made by evenfeed's tests");
+  jpeg.insert(jpeg.begin() + 2, comment.begin(), comment.end());
+  jpeg.insert(jpeg.begin() + 2, exif.begin(), exif.end());
+  const auto rewritten = with_restarts(jpeg);
+  auto count = [&](const std::vector<std::byte>& needle) {
+    int n = 0;
+    for (auto at = rewritten.begin();
+         (at = std::search(at, rewritten.end(), needle.begin(), needle.end())) != rewritten.end();
+         ++at)
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(exif), 1);
+  EXPECT_EQ(count(comment), 1);
+  const std::string jfif = "JFIF";
+  std::vector<std::byte> jfif_bytes;
+  for (char c : jfif) jfif_bytes.push_back(std::byte(static_cast<unsigned char>(c)));
+  EXPECT_EQ(count(jfif_bytes), 1);
+}
+
 TEST(JpegRestart, WindowHoldsOnlyTheCropsMcusAndAMargin) {
   const auto rewritten = with_restarts(testing::make_jpeg({.width = 400, .height = 352}));
   McuLayout layout;

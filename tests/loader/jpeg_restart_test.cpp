@@ -131,7 +131,8 @@ TEST(JpegRestart, RewriteKeepsApplicationMarkersAndComments) {
     for (char c : body) out.push_back(std::byte(static_cast<unsigned char>(c)));
     return out;
   };
-  const auto exif = segment(0xE1, std::string("Exif\0\0orientation=6;camera=test", 33));
+  static constexpr char kExif[] = "Exif\0\0orientation=6;camera=test";  // NULs inside
+  const auto exif = segment(0xE1, std::string(kExif, sizeof(kExif) - 1));
   const auto comment = segment(0xFE, "made by evenfeed's tests");
   jpeg.insert(jpeg.begin() + 2, comment.begin(), comment.end());
   jpeg.insert(jpeg.begin() + 2, exif.begin(), exif.end());

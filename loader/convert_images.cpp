@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <memory>
 
 #include "core/error.h"
@@ -23,11 +22,9 @@ namespace {
 // Per-thread state: TurboJPEG handles are not thread-safe, and buffers are reused.
 struct ImageScratch {
   TjHandle decompressor{TjHandle::Mode::kDecompress};
-  std::unique_ptr<TjHandle> compressor;   // only with --reencode
-  std::unique_ptr<TjHandle> transformer;  // progressive -> baseline
-  std::unique_ptr<JpegRestartWriter> restarter;
-  std::vector<std::byte> baseline;
-  std::vector<std::byte> restarted;
+  std::unique_ptr<TjHandle> compressor;        // only with --reencode
+  std::unique_ptr<JpegTranscoder> transcoder;  // baseline rewrites and restart markers
+  std::vector<std::byte> transcoded;
   std::vector<std::byte> file;
   std::vector<std::byte> reencoded;
   std::vector<unsigned char> pixels;
@@ -55,28 +52,6 @@ std::optional<std::string> jpeg_bytes_of(const ImageInput& input, const ConvertO
   encode_jpeg(*s.compressor, s.rgb.rgb.data(), s.rgb.width, s.rgb.height, TJPF_RGB, encode,
               s.reencoded);
   jpeg = s.reencoded;
-  return std::nullopt;
-}
-
-// The same image as a baseline JPEG: coefficients copied, markers kept. Returns the
-// problem or nothing with `jpeg` pointing at the rewritten bytes.
-std::optional<std::string> rewrite_as_baseline(ImageScratch& s, std::span<const std::byte>& jpeg) {
-  if (!s.transformer) s.transformer = std::make_unique<TjHandle>(TjHandle::Mode::kTransform);
-  tjtransform transform{};
-  transform.op = TJXOP_NONE;
-  unsigned char* out = nullptr;
-  unsigned long size = 0;
-  if (tjTransform(s.transformer->get(), reinterpret_cast<const unsigned char*>(jpeg.data()),
-                  jpeg.size(), 1, &out, &size, &transform, 0) != 0) {
-    std::string message = tjGetErrorStr2(s.transformer->get());
-    tjFree(out);
-    s.transformer->reset();
-    return "cannot rewrite the progressive JPEG as baseline: " + message;
-  }
-  s.baseline.resize(size);
-  std::memcpy(s.baseline.data(), out, size);
-  tjFree(out);
-  jpeg = s.baseline;
   return std::nullopt;
 }
 
@@ -113,29 +88,27 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
     if (auto problem = jpeg_bytes_of(input, options, s, jpeg)) return problem;
     JpegInfo info;
     if (auto problem = probe_jpeg(s.decompressor, jpeg, false, info, s.pixels)) return problem;
+    // Rewritten losslessly: with restart markers (unless a progressive file is kept
+    // as it is), or as baseline for a progressive file.
     const bool kept_progressive = info.progressive && !options.baseline;
-    const bool restart = options.restart_markers && !kept_progressive;
-    // The restart rewrite entropy-decodes every coefficient and treats libjpeg's
-    // warnings as damage, so it checks what the decode check would; other files get
-    // the decode check itself.
-    if (options.check_decode && !restart) {
+    const bool rewrite = !kept_progressive && (options.restart_markers || info.progressive);
+    // The rewrite entropy-decodes every coefficient and treats libjpeg's warnings as
+    // damage, so it checks what the decode check would; other files get the decode
+    // check itself.
+    if (options.check_decode && !rewrite) {
       if (auto problem = probe_jpeg(s.decompressor, jpeg, true, info, s.pixels)) return problem;
     }
-    if (restart) {
-      if (!s.restarter) s.restarter = std::make_unique<JpegRestartWriter>();
-      // Rewriting decodes every coefficient, so it finds damage even when the decode
-      // check is off; then (--no-check-decode asks to let damaged data in) the file is
-      // stored as it is, for the loader's bad-record policy to meet.
-      if (auto problem = s.restarter->rewrite(jpeg, s.restarted)) {
+    if (rewrite) {
+      if (!s.transcoder) s.transcoder = std::make_unique<JpegTranscoder>();
+      // With --no-check-decode (which asks to let damaged data in) a file whose rewrite
+      // finds damage is stored as it is, for the loader's bad-record policy to meet.
+      if (auto problem = s.transcoder->rewrite(jpeg, options.restart_markers, s.transcoded)) {
         if (options.check_decode) return problem;
       } else {
-        jpeg = s.restarted;
-        ++restarted;
+        jpeg = s.transcoded;
+        if (options.restart_markers) ++restarted;
         if (info.progressive) ++rewritten;
       }
-    } else if (info.progressive && options.baseline) {
-      if (auto problem = rewrite_as_baseline(s, jpeg)) return problem;
-      ++rewritten;
     }
     const uint64_t length = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
     encode_record(RecordKind::kJpeg, input.label, length, jpeg, sample.record);

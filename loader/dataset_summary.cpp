@@ -170,7 +170,7 @@ nlohmann::json describe_sample(const Dataset& dataset, uint64_t id) {
     McuLayout layout;
     const bool restarts = read_mcu_layout(view.payload, layout);
     j["record"]["restart_layout"] = restarts;
-    if (restarts) j["record"]["mcus"] = layout.begin.size() * layout.segment_columns;
+    if (restarts) j["record"]["mcus"] = layout.columns * layout.rows;
   } else {
     const size_t width = view.header.kind == RecordKind::kTokensU16 ? 2 : 4;
     nlohmann::json first = nlohmann::json::array();

@@ -49,6 +49,11 @@ std::string sniff_image_format(std::span<const std::byte> bytes) {
   return "";
 }
 
+std::string describe_jpeg_damage(const std::string& message, const char* corrupt) {
+  if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
+  return std::string(corrupt) + ": " + message;
+}
+
 int native_pixel_format(int colorspace) {
   if (colorspace == TJCS_GRAY) return TJPF_GRAY;
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) return TJPF_CMYK;
@@ -86,8 +91,7 @@ std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const st
                     TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_FASTDCT) != 0) {
     std::string message = tjGetErrorStr2(h);
     decompressor.reset();
-    if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
-    return "corrupt JPEG data: " + message;
+    return describe_jpeg_damage(message);
   }
   return std::nullopt;
 }

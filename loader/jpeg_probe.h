@@ -34,6 +34,11 @@ std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const st
                                       bool check_decode, JpegInfo& info,
                                       std::vector<unsigned char>& scratch);
 
+// How a decoder's message about damaged data is reported, by every JPEG reader here:
+// "truncated JPEG: ..." when the data ends early, else "<corrupt>: ...".
+std::string describe_jpeg_damage(const std::string& message,
+                                 const char* corrupt = "corrupt JPEG data");
+
 // The TurboJPEG pixel format a JPEG of this colour space decodes to without conversion
 // TurboJPEG lacks (CMYK and YCCK stay CMYK; grey stays grey; the rest becomes RGB).
 int native_pixel_format(int colorspace);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "loader/jpeg_image_arena.h"
+#include "loader/jpeg_probe.h"
 #include "loader/jpeg_restart.h"
 #include "loader/libjpeg_errors.h"
 
@@ -84,9 +85,7 @@ std::optional<std::string> JpegRegionDecoder::decode_whole(std::span<const std::
   jpeg_decompress_struct& c = s.cinfo;
   if (setjmp(s.err.jump)) {
     jpeg_abort_decompress(&c);
-    std::string message = s.err.message;
-    if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
-    return "corrupt JPEG: " + message;
+    return describe_jpeg_damage(s.err.message, "corrupt JPEG");
   }
   jpeg_mem_src(&c, reinterpret_cast<const unsigned char*>(jpeg.data()),
                static_cast<unsigned long>(jpeg.size()));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "loader/jpeg_probe.h"
 #include "loader/libjpeg_errors.h"
 
 namespace evenfeed {
@@ -61,13 +62,13 @@ bool find_segments(std::span<const std::byte> jpeg, McuLayout& layout) {
 
 }  // namespace
 
-struct JpegRestartWriter::State {
+struct JpegTranscoder::State {
   jpeg_decompress_struct src{};
   jpeg_compress_struct dst{};
   LibjpegErrors err{};  // shared: either side's error jumps to the same place
 };
 
-JpegRestartWriter::JpegRestartWriter() : state_(std::make_unique<State>()) {
+JpegTranscoder::JpegTranscoder() : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.src.err = s.err.install();
   s.dst.err = &s.err.base;
@@ -77,13 +78,14 @@ JpegRestartWriter::JpegRestartWriter() : state_(std::make_unique<State>()) {
   for (int m = 0; m < 16; ++m) jpeg_save_markers(&s.src, JPEG_APP0 + m, 0xFFFF);
 }
 
-JpegRestartWriter::~JpegRestartWriter() {
+JpegTranscoder::~JpegTranscoder() {
   jpeg_destroy_compress(&state_->dst);
   jpeg_destroy_decompress(&state_->src);
 }
 
-std::optional<std::string> JpegRestartWriter::rewrite(std::span<const std::byte> jpeg,
-                                                      std::vector<std::byte>& out) {
+std::optional<std::string> JpegTranscoder::rewrite(std::span<const std::byte> jpeg,
+                                                   bool restart_markers,
+                                                   std::vector<std::byte>& out) {
   State& s = *state_;
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
@@ -91,17 +93,14 @@ std::optional<std::string> JpegRestartWriter::rewrite(std::span<const std::byte>
     jpeg_abort_compress(&s.dst);
     jpeg_abort_decompress(&s.src);
     std::free(buffer);
-    // Worded as the decode check words damage (loader/jpeg_probe.h).
-    const std::string message = s.err.message;
-    if (message.find("Premature end") != std::string::npos) return "truncated JPEG: " + message;
-    return "corrupt JPEG data: " + message;
+    return describe_jpeg_damage(s.err.message);  // as the decode check words it
   }
   jpeg_mem_src(&s.src, reinterpret_cast<const unsigned char*>(jpeg.data()),
                static_cast<unsigned long>(jpeg.size()));
   jpeg_read_header(&s.src, TRUE);
   jvirt_barray_ptr* coefficients = jpeg_read_coefficients(&s.src);
   jpeg_copy_critical_parameters(&s.src, &s.dst);
-  s.dst.restart_interval = 1;  // a marker after every MCU
+  s.dst.restart_interval = restart_markers ? 1 : 0;  // a marker after every MCU, or none
   s.dst.optimize_coding = TRUE;
   jpeg_mem_dest(&s.dst, &buffer, &size);
   jpeg_write_coefficients(&s.dst, coefficients);

@@ -1,7 +1,7 @@
 // Restart-indexed JPEGs (docs/format.md, "Restart layout"). A JPEG's entropy-coded data
 // is one bit stream, so reaching a block means decoding every block before it; with a
 // restart marker after every MCU each MCU's segment decodes on its own. `convert`
-// writes JPEGs that way (JpegRestartWriter, lossless), and the loader cuts out the MCUs
+// writes JPEGs that way (JpegTranscoder, lossless), and the loader cuts out the MCUs
 // a crop needs (read_mcu_layout, cut_mcu_window), so only they are entropy-decoded.
 // Huffman decoding is most of a decode's time, and a random-resized crop covers about
 // half of the image on average.
@@ -19,21 +19,23 @@
 
 namespace evenfeed {
 
-// Losslessly rewrites a JPEG as one baseline Huffman scan with a restart marker after
-// every MCU: the quantised coefficients are copied (decoded pixels are identical),
-// Huffman tables optimised, APPn and COM markers kept. Progressive and arithmetic-coded
-// JPEGs become baseline too. One per thread; reused from image to image.
-class JpegRestartWriter {
+// Losslessly rewrites a JPEG as one baseline Huffman scan, with a restart marker after
+// every MCU when asked: the quantised coefficients are copied (decoded pixels are
+// identical), Huffman tables optimised, APPn and COM markers kept. Progressive and
+// arithmetic-coded JPEGs become baseline. `convert` uses it for both. One per thread;
+// reused from image to image.
+class JpegTranscoder {
  public:
-  JpegRestartWriter();
-  ~JpegRestartWriter();
-  JpegRestartWriter(const JpegRestartWriter&) = delete;
-  JpegRestartWriter& operator=(const JpegRestartWriter&) = delete;
+  JpegTranscoder();
+  ~JpegTranscoder();
+  JpegTranscoder(const JpegTranscoder&) = delete;
+  JpegTranscoder& operator=(const JpegTranscoder&) = delete;
 
   // Returns the problem ("truncated JPEG: ...", "corrupt JPEG data: ...": every
   // coefficient is decoded, and libjpeg's warnings count as damage), or nothing with
   // `out` holding the rewritten JPEG.
-  std::optional<std::string> rewrite(std::span<const std::byte> jpeg, std::vector<std::byte>& out);
+  std::optional<std::string> rewrite(std::span<const std::byte> jpeg, bool restart_markers,
+                                     std::vector<std::byte>& out);
 
  private:
   struct State;

@@ -18,9 +18,6 @@ void TjHandle::reset() {
     case Mode::kCompress:
       handle_ = tjInitCompress();
       break;
-    case Mode::kTransform:
-      handle_ = tjInitTransform();
-      break;
   }
   if (handle_ == nullptr) fail("TurboJPEG initialisation failed: {}", tjGetErrorStr2(nullptr));
 }

@@ -17,7 +17,7 @@ namespace evenfeed {
 
 class TjHandle {
  public:
-  enum class Mode { kDecompress, kCompress, kTransform };
+  enum class Mode { kDecompress, kCompress };
   explicit TjHandle(Mode mode);
   ~TjHandle();
   TjHandle(TjHandle&& other) noexcept;

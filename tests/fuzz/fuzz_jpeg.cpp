@@ -39,9 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // convert's lossless rewrite with restart markers must survive any input the probe
   // accepts (it reports damage, never crashes).
-  static evenfeed::JpegRestartWriter restarts;
+  static evenfeed::JpegTranscoder restarts;
   static std::vector<std::byte> restarted;
-  (void)restarts.rewrite(jpeg, restarted);
+  (void)restarts.rewrite(jpeg, true, restarted);
 
   evenfeed::DecodedRegion region;
   if (decoder.decode(jpeg, crop, out, out, region)) return 0;

@@ -62,13 +62,13 @@ void jpeg_seeds(const fs::path& dir) {
       {"cmyk", {.width = 20, .height = 28, .subsampling = TJSAMP_444, .pixel_format = TJPF_CMYK}},
   };
   uint8_t prefix = 0;
-  evenfeed::JpegRestartWriter restarts;
+  evenfeed::JpegTranscoder restarts;
   for (const auto& [name, spec] : kinds) {
     auto jpeg = make_jpeg(spec);
     // Each kind as made, and as convert stores it: a restart marker after every MCU,
     // which the loader cuts into a window of the crop's MCUs.
     std::vector<std::byte> restarted;
-    if (restarts.rewrite(jpeg, restarted)) std::abort();
+    if (restarts.rewrite(jpeg, true, restarted)) std::abort();
     write_jpeg_seed(dir / ("seed-" + name), prefix, jpeg);
     write_jpeg_seed(dir / ("seed-" + name + "-restart"), prefix, restarted);
     prefix = static_cast<uint8_t>(prefix + 30);

@@ -36,9 +36,9 @@ std::vector<unsigned char> decode_pixels(std::span<const std::byte> jpeg, int& w
 }
 
 std::vector<std::byte> with_restarts(const std::vector<std::byte>& jpeg) {
-  JpegRestartWriter writer;
+  JpegTranscoder writer;
   std::vector<std::byte> out;
-  EXPECT_FALSE(writer.rewrite(jpeg, out).has_value());
+  EXPECT_FALSE(writer.rewrite(jpeg, true, out).has_value());
   return out;
 }
 

@@ -100,6 +100,10 @@ struct ModelSpec {
 // images).
 std::pair<double, double> tokens_and_padding(const Batch& batch, bool tokens);
 
+// The CPU model `spec` names: the reference the CPU engine computes with, and what sizes
+// a model before any of its memory is taken.
+std::unique_ptr<Model> make_cpu_model(const ModelSpec& spec);
+
 std::unique_ptr<ComputeEngine> make_cpu_engine(const ModelSpec& model,
                                                const EngineOptions& options);
 // Throws Error when no GPU is visible or the build has no CUDA.

@@ -15,9 +15,7 @@ class CpuEngine : public ComputeEngine {
  public:
   CpuEngine(const ModelSpec& spec, const EngineOptions& options)
       : image_size_(spec.image_size),
-        model_(spec.name == "mlp"
-                   ? make_image_mlp(spec.image_size, spec.hidden, spec.classes)
-                   : make_token_classifier(spec.vocab, spec.embed_dim, spec.hidden, spec.classes)),
+        model_(make_cpu_model(spec)),
         params_(model_->parameter_count()),
         grads_(params_.size()),
         optimizer_(options.optimizer, params_.size()) {}
@@ -98,6 +96,12 @@ class CpuEngine : public ComputeEngine {
 };
 
 }  // namespace
+
+std::unique_ptr<Model> make_cpu_model(const ModelSpec& spec) {
+  return spec.name == "mlp"
+             ? make_image_mlp(spec.image_size, spec.hidden, spec.classes)
+             : make_token_classifier(spec.vocab, spec.embed_dim, spec.hidden, spec.classes);
+}
 
 std::unique_ptr<ComputeEngine> make_cpu_engine(const ModelSpec& model,
                                                const EngineOptions& options) {

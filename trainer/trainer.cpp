@@ -223,17 +223,11 @@ void Run::plan_schedule() {
   make_engine();
 }
 
-// --device auto takes the GPU when one is visible; a GPU rank reduces its gradients
-// through the device communicator the caller makes (NCCL), ordered after the engine's
-// stream.
 // Parameters, gradients and optimiser state in float32 must fit in this host's memory
 // (a token id of 4e9 makes a 4e9-row embedding): said before allocating, naming what
 // makes the model large, rather than std::bad_alloc.
 void Run::check_model_fits() const {
-  const auto model =
-      spec_.name == "mlp"
-          ? make_image_mlp(spec_.image_size, spec_.hidden, spec_.classes)
-          : make_token_classifier(spec_.vocab, spec_.embed_dim, spec_.hidden, spec_.classes);
+  const auto model = make_cpu_model(spec_);
   const double copies = o_.optimizer.kind == OptimizerKind::kSgd ? 3 : 4;
   const double bytes = static_cast<double>(model->parameter_count()) * sizeof(float) * copies;
   const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
@@ -247,6 +241,9 @@ void Run::check_model_fits() const {
                                        "ids into a dense range, or lower --embed-dim");
 }
 
+// --device auto takes the GPU when one is visible; a GPU rank reduces its gradients
+// through the device communicator the caller makes (NCCL), ordered after the engine's
+// stream.
 void Run::make_engine() {
   check_model_fits();
   EngineOptions options;

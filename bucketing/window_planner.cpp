@@ -130,6 +130,13 @@ double WindowPlanner::noisy_sort_padding(const std::vector<PlanItem>& items) con
   return slots > 0 ? 1.0 - tokens / slots : 0.0;
 }
 
+// Whether a batch of `cap_` samples like `e` costs at least `level` (within the level
+// tolerance): shorter ones fill the sample cap before they reach it.
+bool WindowPlanner::reaches_at_cap(const Entry& e, double level) const {
+  return options_.cost.per_sample(e.length) * static_cast<double>(cap_) >=
+         level * (1 - options_.level_tolerance);
+}
+
 // A batch of the shortest fillers (taken from the back) costing as close to `level`
 // as their grain allows, never more. With a sample cap, fillers too short to reach the
 // level even at the cap are passed over (they stay for a cheaper level): a batch of
@@ -139,8 +146,7 @@ WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, do
                                                  bool from_shortest) const {
   size_t end = fillers.size();
   if (cap_ != UINT64_MAX && !from_shortest) {
-    const double reach = level * (1 - options_.level_tolerance) / static_cast<double>(cap_);
-    while (end > 0 && options_.cost.per_sample(fillers[end - 1].length) < reach) --end;
+    while (end > 0 && !reaches_at_cap(fillers[end - 1], level)) --end;
   }
   Batch b;
   size_t begin = end;
@@ -473,10 +479,8 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   // at the cap and the others to its cost.
   std::vector<Entry> capped;
   if (cap_ != UINT64_MAX) {
-    const double reach = budget_ * (1 - options_.level_tolerance) / static_cast<double>(cap_);
     std::vector<Entry> full;
-    for (const Entry& e : fillers)
-      (options_.cost.per_sample(e.length) < reach ? capped : full).push_back(e);
+    for (const Entry& e : fillers) (reaches_at_cap(e, budget_) ? full : capped).push_back(e);
     fillers = std::move(full);
   }
   std::vector<Batch> filler_batches = pack(fillers);

@@ -67,6 +67,7 @@ class WindowPlanner {
   std::vector<Entry> noisy_sort(const std::vector<PlanItem>& items) const;
   uint64_t per_batch(uint64_t length) const;
   std::vector<Batch> pack(const std::vector<Entry>& entries) const;
+  bool reaches_at_cap(const Entry& e, double level) const;
   Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false) const;
   struct Planned;  // a step under construction, with its mean sample length
   Planned make_step(std::vector<Batch> batches) const;

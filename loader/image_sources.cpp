@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -14,6 +16,19 @@ namespace {
 
 bool hidden(const fs::path& p) {
   return p.filename().string().starts_with(".");
+}
+
+// What torchvision's ImageFolder takes, so a tree that works there finds the same
+// files here. Anything else (a README, Thumbs.db, a labels.csv) is not an input.
+bool image_extension(const fs::path& p) {
+  static constexpr std::string_view kImageExtensions[] = {".jpg", ".jpeg", ".jpe", ".jfif", ".png",
+                                                          ".ppm", ".pgm",  ".pbm", ".bmp",  ".gif",
+                                                          ".tif", ".tiff", ".webp"};
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(std::begin(kImageExtensions), std::end(kImageExtensions), ext) !=
+         std::end(kImageExtensions);
 }
 
 uint64_t size_or_zero(const fs::path& p) {
@@ -26,7 +41,8 @@ ImageSources scan_folder(const fs::path& src) {
   ImageSources out;
   out.format = "imagefolder";
   std::vector<fs::path> class_dirs;
-  uint64_t loose_files = 0;
+  uint64_t loose_files = 0, not_images = 0;
+  std::string first_not_image;
   for (const auto& entry : fs::directory_iterator(src)) {
     if (hidden(entry.path())) continue;
     if (entry.is_directory())
@@ -50,7 +66,12 @@ ImageSources scan_folder(const fs::path& src) {
         if (it->is_directory()) it.disable_recursion_pending();
         continue;
       }
-      if (it->is_regular_file()) files.push_back(it->path());
+      if (!it->is_regular_file()) continue;
+      if (image_extension(it->path())) {
+        files.push_back(it->path());
+      } else if (not_images++ == 0) {
+        first_not_image = fs::relative(it->path(), src).string();
+      }
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
@@ -58,10 +79,20 @@ ImageSources scan_folder(const fs::path& src) {
       out.total_bytes += size_or_zero(f);
     }
   }
+  if (not_images > 0) {
+    out.warnings.push_back(
+        fmt::format("ignored {} file(s) without an image extension (first: {}); images are "
+                    "taken by extension (.jpg, .jpeg, .png, ...), as torchvision's "
+                    "ImageFolder does",
+                    not_images, first_not_image));
+  }
   EVENFEED_CHECK(!out.inputs.empty(),
-                 "{}: no images found; an ImageFolder tree needs one subfolder per class with "
-                 "images inside",
-                 src.string());
+                 "{}: no images found{}; an ImageFolder tree needs one subfolder per class "
+                 "with images (.jpg, .jpeg, .png, ...) inside",
+                 src.string(),
+                 not_images > 0 ? fmt::format(" ({} file(s) without an image extension, first: {})",
+                                              not_images, first_not_image)
+                                : std::string());
   return out;
 }
 

@@ -25,7 +25,9 @@ struct ImageSources {
 };
 
 // SRC is a directory (ImageFolder) or a regular file (list). Hidden files and folders
-// (names starting with '.') are ignored. Throws Error on a missing SRC, an empty tree,
+// (names starting with '.') are ignored, and in a tree so are files without an image
+// extension (as torchvision's ImageFolder does; a warning counts them). A list's
+// entries are all taken, whatever their names. Throws Error on a missing SRC, an empty tree,
 // or a malformed list line (naming the line).
 ImageSources find_image_sources(const std::filesystem::path& src);
 

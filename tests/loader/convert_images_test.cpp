@@ -178,7 +178,7 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
     }
   }
   testing::write_file(root / "c" / "twelve_bit.jpg", twelve_bit);
-  testing::write_text(root / "c" / "notes.txt", "not an image at all");
+  testing::write_text(root / "c" / "notes.jpg", "not an image at all");
   testing::write_file(root / "c" / "picture.png", testing::make_png(10, 10, 1));
   // A good image after the bad ones: a decoder left broken by an error would fail it.
   testing::write_file(root / "c" / "zgood.jpg",
@@ -187,7 +187,7 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
           {"c/damaged.jpg", "corrupt JPEG"},
           {"c/empty.jpg", "empty file"},
           {"c/twelve_bit.jpg", "unsupported JPEG: Unsupported JPEG data precision 12"},
-          {"c/notes.txt", "not a JPEG"},
+          {"c/notes.jpg", "not a JPEG (unknown file type)"},
           {"c/picture.png", "not a JPEG but PNG; pass --reencode"}};
 }
 
@@ -225,6 +225,44 @@ TEST(ConvertImages, FailStopsAtTheFirstBadInputAndWritesNothing) {
   for (const auto& entry : fs::directory_iterator(tmp.path())) {
     EXPECT_EQ(entry.path().filename(), "src") << "left behind: " << entry.path();
   }
+}
+
+// A tree that works with torchvision's ImageFolder converts here too: files are taken
+// by image extension (in any case), and the rest is counted in one warning rather than
+// stopping the conversion.
+TEST(ConvertImages, FilesWithoutAnImageExtensionAreIgnoredWithAWarning) {
+  testing::TempDir tmp;
+  const auto jpeg = testing::make_jpeg({.width = 40, .height = 30});
+  testing::write_file(tmp / "src" / "a" / "one.JPEG", jpeg);
+  testing::write_file(tmp / "src" / "a" / "two.jpg", jpeg);
+  testing::write_text(tmp / "src" / "a" / "README.txt", "about class a");
+  testing::write_text(tmp / "src" / "b" / "Thumbs.db", "windows thumbnails");
+  testing::write_file(tmp / "src" / "b" / "three.Jpg", jpeg);
+  ConvertReport r = convert_images(tmp / "src", tmp / "out", quiet_options());
+  EXPECT_EQ(r.samples, 3u);
+  EXPECT_TRUE(r.skipped.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(
+      r.warnings[0].find("ignored 2 file(s) without an image extension (first: a/README.txt)"),
+      std::string::npos)
+      << r.warnings[0];
+  Dataset d(tmp / "out");
+  EXPECT_EQ(d.index().source_name(0), "a/one.JPEG");
+  EXPECT_EQ(d.index().source_name(2), "b/three.Jpg");
+  EXPECT_EQ(d.index().labels()[2], 1);
+
+  // Nothing but such files: the error says what was passed over.
+  testing::write_text(tmp / "only" / "c" / "labels.csv", "x,1");
+  try {
+    convert_images(tmp / "only", tmp / "out2", quiet_options());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 file(s) without an image extension, first: "
+                                         "c/labels.csv"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(tmp / "out2"));
 }
 
 TEST(ConvertImages, ReencodeStoresOtherFormatsAsJpeg) {

@@ -16,6 +16,9 @@ static constexpr uint64_t kFillerPerBatch = 16;
 static constexpr double kMaxNoise = 8.0;
 // A final step whose dearest batch costs at most this times the mean is level enough.
 static constexpr double kLevelEnough = 1.04;
+// A final step split in two may hold this many times its padded slots (cutting W ways
+// twice moves the boundaries between long samples; the padding target is 2%).
+static constexpr double kSplitSlack = 1.02;
 // Seeded shuffles tried when choosing a window's step order.
 static constexpr int kOrderTries = 32;
 
@@ -300,12 +303,81 @@ std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> 
     segments.resize(head);
     for (Batch& b : cut_into(rest, W)) segments.push_back(std::move(b));
   }
+  const size_t last_step = (segments.size() - 1) / W * W;
+  std::vector<Batch> last_batches(segments.begin() + static_cast<long>(last_step), segments.end());
+  segments.resize(last_step);
   for (size_t k = 0; k < segments.size(); k += W) {
-    const size_t end = std::min(segments.size(), k + W);
     planned.push_back(make_step(
-        {segments.begin() + static_cast<long>(k), segments.begin() + static_cast<long>(end)}));
+        {segments.begin() + static_cast<long>(k), segments.begin() + static_cast<long>(k + W)}));
   }
+  for (std::vector<Batch>& step : split_off_light_tail(std::move(last_batches)))
+    planned.push_back(make_step(std::move(step)));
   return planned;
+}
+
+// max/mean of the batches' costs, counting the ranks without a batch (1 when empty).
+double WindowPlanner::imbalance(const std::vector<Batch>& batches) const {
+  double total = 0, dearest = 0;
+  for (const Batch& b : batches) {
+    total += b.cost;
+    dearest = std::max(dearest, b.cost);
+  }
+  return total > 0 ? dearest * static_cast<double>(world_size_) / total : 1.0;
+}
+
+// A final step whose cheapest batches are short fillers far below the rest (a thousand
+// one-word paragraphs after a few dozen mid-length ones) cannot be levelled by cutting
+// it W ways: the short ones would be padded to the long ones' length. Such a step is
+// split in two, the longer samples cut W ways and the shortest (in key order) W ways,
+// when the shortest are fillers enough to give every rank a filler's grain and both
+// steps end more level than the one, with at most kSplitSlack times its padded slots.
+// Tried as the shortest: each run of the step's segments from the short end, and all
+// the fillers after its last coarse sample. The epoch gets one more, lighter step.
+std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_tail(
+    std::vector<Batch> step) const {
+  const size_t W = world_size_;
+  const double before = imbalance(step);
+  if (step.size() < W || before <= kLevelEnough) return {std::move(step)};
+  std::vector<Entry> entries;
+  for (const Batch& b : step) entries.insert(entries.end(), b.entries.begin(), b.entries.end());
+  std::sort(entries.begin(), entries.end(), by_key);
+  std::vector<size_t> tails;
+  std::sort(step.begin(), step.end(), [](const Batch& a, const Batch& b) {
+    return by_key(a.entries.front(), b.entries.front());
+  });
+  for (size_t k = step.size(), tail = 0; k-- > 1;) tails.push_back(tail += step[k].entries.size());
+  size_t fillers = 0;
+  while (fillers < entries.size() &&
+         per_batch(entries[entries.size() - 1 - fillers].length) >= kFillerPerBatch)
+    ++fillers;
+  tails.push_back(fillers);
+
+  std::vector<std::vector<Batch>> best{std::move(step)};
+  double best_imbalance = before, slots_before = slots(best[0]);
+  for (size_t tail : tails) {
+    if (tail < W * kFillerPerBatch || tail >= entries.size()) continue;
+    const auto first_short = entries.end() - static_cast<long>(tail);
+    if (per_batch(std::max_element(first_short, entries.end(), [](const Entry& a, const Entry& b) {
+                    return a.length < b.length;
+                  })->length) < kFillerPerBatch)
+      continue;
+    std::vector<Batch> longer = cut_into({entries.begin(), first_short}, W);
+    std::vector<Batch> shorter = cut_into({first_short, entries.end()}, W);
+    const double after = std::max(imbalance(longer), imbalance(shorter));
+    if (after < best_imbalance && slots(longer) + slots(shorter) <= kSplitSlack * slots_before) {
+      best_imbalance = after;
+      best = {std::move(longer), std::move(shorter)};
+    }
+  }
+  return best;
+}
+
+// Padded token slots of `batches` (count x longest, summed).
+double WindowPlanner::slots(const std::vector<Batch>& batches) {
+  double total = 0;
+  for (const Batch& b : batches)
+    total += static_cast<double>(b.entries.size()) * static_cast<double>(b.longest);
+  return total;
 }
 
 void WindowPlanner::recost(Batch& b) const {

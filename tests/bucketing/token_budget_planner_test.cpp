@@ -351,6 +351,29 @@ TEST(TokenBudgetPlanner, MoreLumpsThanRanksLeaveNoNearEmptyFinalStep) {
   }
 }
 
+// An epoch whose leftover is mid-length lumps and a few hundred one-token samples: cut
+// W ways in one step, the one-token samples would fill one rank's batch at a third of
+// the others' cost (they cannot share a batch with the lumps without being padded to
+// their length). They get a step of their own instead, and both steps are level.
+TEST(TokenBudgetPlanner, ShortFillersLeftWithLumpsGetAStepOfTheirOwn) {
+  std::vector<uint64_t> lengths;
+  for (int i = 0; i < 64; ++i) lengths.push_back(100);  // 10 per batch: coarse
+  for (int i = 0; i < 300; ++i) lengths.push_back(1);   // 1,000 per batch: fillers
+  SpanLengths source(lengths);
+  BucketingOptions o;
+  o.tokens_per_rank = 1000;
+  for (uint64_t seed : {1, 2, 3}) {
+    PlanMetrics metrics(source, o.cost.a);
+    plan_epochs(metrics, source, o, 8, seed, 1);
+    EXPECT_LT(metrics.imbalance(CostKind::kLinear).max, 1.03) << "seed " << seed;
+    EXPECT_EQ(metrics.padding_waste(), 0.0) << "seed " << seed;
+    TokenBudgetPlanner planner(source, o, 8, {seed, 0, {}});
+    Served served = serve(planner, lengths, o, 8);
+    EXPECT_EQ(served.steps, 2u) << "seed " << seed;
+    expect_exactly_once(served.samples, lengths.size());
+  }
+}
+
 TEST(TokenBudgetPlanner, OversizeSamplesAreNamedOrTruncated) {
   std::vector<uint64_t> lengths = {10, 20, 5000, 30};
   SpanLengths source(lengths);

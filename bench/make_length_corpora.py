@@ -7,6 +7,9 @@ Writes one length per line (whitespace-separated words per document) for:
   code_files.txt         C/C++ headers, Python and CMake sources, one document per file
   doc_paragraphs.txt     paragraphs of man pages and /usr/share/doc texts
   changelog_entries.txt  entries of Debian package changelogs
+  doc_sentences.txt      sentences of the same texts as doc_paragraphs (a sentence ends at
+                         . ! or ? before a capital letter): short and smooth, like the
+                         sentence pairs of translation corpora
 Counts depend on what is installed; BENCHMARKS.md records the counts seen."""
 import glob, gzip, os, re, sys
 
@@ -44,6 +47,17 @@ def doc_paragraphs():
                 yield words(para)
 
 
+def doc_sentences():
+    for p in glob.glob("/usr/share/man/**/*.gz", recursive=True) + glob.glob("/usr/share/doc/**/*", recursive=True):
+        if os.path.isdir(p) or "changelog" in p:
+            continue
+        t = read(p)
+        for para in re.split(r"\n\s*\n", t or ""):
+            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", para):
+                if words(sentence):
+                    yield words(sentence)
+
+
 def changelog_entries():
     for p in glob.glob("/usr/share/doc/*/changelog*.gz"):
         for entry in re.split(r"\n(?=\S+ \([^)]*\) )", read(p) or ""):
@@ -55,7 +69,7 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     for name, gen in (("code_files", code_files), ("doc_paragraphs", doc_paragraphs),
-                      ("changelog_entries", changelog_entries)):
+                      ("changelog_entries", changelog_entries), ("doc_sentences", doc_sentences)):
         lengths = list(gen())
         with open(os.path.join(out, name + ".txt"), "w") as f:
             f.write("\n".join(map(str, lengths)) + "\n")

@@ -5,9 +5,9 @@
 set -euo pipefail
 build=$1; lc=$2
 here=$(dirname "$0")
-echo "Command: \`bench/plan_matrix.sh $build 8192 $lc/code_files.txt $lc/changelog_entries.txt $lc/doc_paragraphs.txt synthetic:200000\`"
+echo "Command: \`bench/plan_matrix.sh $build 8192 $lc/code_files.txt $lc/changelog_entries.txt $lc/doc_paragraphs.txt $lc/doc_sentences.txt synthetic:200000\`"
 echo
-"$here/plan_matrix.sh" "$build" 8192 "$lc/code_files.txt" "$lc/changelog_entries.txt" "$lc/doc_paragraphs.txt" synthetic:200000
+"$here/plan_matrix.sh" "$build" 8192 "$lc/code_files.txt" "$lc/changelog_entries.txt" "$lc/doc_paragraphs.txt" "$lc/doc_sentences.txt" synthetic:200000
 echo
 echo "### At scale: synthetic lengths, 2 million samples"
 echo

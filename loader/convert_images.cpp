@@ -40,11 +40,15 @@ std::optional<std::string> jpeg_bytes_of(const ImageInput& input, const ConvertO
   const std::string format = sniff_image_format(s.file);
   jpeg = s.file;
   if (format == "JPEG") return std::nullopt;
-  if (!options.reencode) {
-    return format.empty()
-               ? std::string("not a JPEG (unknown file type)")
-               : fmt::format("not a JPEG but {}; pass --reencode to store it as JPEG", format);
+  if (format.empty()) return std::string("not a JPEG (unknown file type)");
+  if (!can_reencode(format)) {
+    return fmt::format(
+        "not a JPEG but {}, which evenfeed cannot read; convert it to JPEG or PNG "
+        "first",
+        format);
   }
+  if (!options.reencode)
+    return fmt::format("not a JPEG but {}; pass --reencode to store it as JPEG", format);
   if (auto problem = read_rgb_image(input.path, s.file, format, s.rgb)) return problem;
   if (!s.compressor) s.compressor = std::make_unique<TjHandle>(TjHandle::Mode::kCompress);
   JpegEncodeOptions encode;

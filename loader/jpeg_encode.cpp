@@ -67,4 +67,8 @@ std::optional<std::string> read_rgb_image(const std::filesystem::path& path,
                         : format + " is not supported; convert it to JPEG or PNG first";
 }
 
+bool can_reencode(const std::string& format) {
+  return format == "PNG" || format == "BMP" || format == "PPM";
+}
+
 }  // namespace evenfeed

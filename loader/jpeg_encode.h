@@ -33,6 +33,9 @@ struct RgbImage {
 // The largest image --reencode decodes (16K x 16K): larger headers are refused.
 inline constexpr uint64_t kMaxReencodePixels = uint64_t{1} << 28;
 
+// Whether read_rgb_image reads `format` (as named by sniff_image_format): PNG, BMP, PPM.
+bool can_reencode(const std::string& format);
+
 // Reads a PNG (any bit depth; alpha composited on white), BMP or PPM. Returns a
 // description of the problem or nothing.
 std::optional<std::string> read_rgb_image(const std::filesystem::path& path,

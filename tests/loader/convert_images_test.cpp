@@ -180,6 +180,7 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
   testing::write_file(root / "c" / "twelve_bit.jpg", twelve_bit);
   testing::write_text(root / "c" / "notes.jpg", "not an image at all");
   testing::write_file(root / "c" / "picture.png", testing::make_png(10, 10, 1));
+  testing::write_text(root / "c" / "y_animation.gif", "GIF89a and the rest of a GIF");
   // A good image after the bad ones: a decoder left broken by an error would fail it.
   testing::write_file(root / "c" / "zgood.jpg",
                       testing::make_jpeg({.width = 20, .height = 30, .progressive = true}));
@@ -188,7 +189,8 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
           {"c/empty.jpg", "empty file"},
           {"c/twelve_bit.jpg", "unsupported JPEG: Unsupported JPEG data precision 12"},
           {"c/notes.jpg", "not a JPEG (unknown file type)"},
-          {"c/picture.png", "not a JPEG but PNG; pass --reencode"}};
+          {"c/picture.png", "not a JPEG but PNG; pass --reencode"},
+          {"c/y_animation.gif", "not a JPEG but GIF, which evenfeed cannot read; convert it"}};
 }
 
 TEST(ConvertImages, SkipListsEveryBadInputWithItsReason) {

@@ -37,25 +37,25 @@ def code_files():
                         yield words(t)
 
 
-def doc_paragraphs():
+def doc_texts_paragraphs():
+    """Paragraphs of man pages and /usr/share/doc texts (changelogs aside)."""
     for p in glob.glob("/usr/share/man/**/*.gz", recursive=True) + glob.glob("/usr/share/doc/**/*", recursive=True):
         if os.path.isdir(p) or "changelog" in p:
             continue
-        t = read(p)
-        for para in re.split(r"\n\s*\n", t or ""):
-            if words(para):
-                yield words(para)
+        yield from re.split(r"\n\s*\n", read(p) or "")
+
+
+def doc_paragraphs():
+    for para in doc_texts_paragraphs():
+        if words(para):
+            yield words(para)
 
 
 def doc_sentences():
-    for p in glob.glob("/usr/share/man/**/*.gz", recursive=True) + glob.glob("/usr/share/doc/**/*", recursive=True):
-        if os.path.isdir(p) or "changelog" in p:
-            continue
-        t = read(p)
-        for para in re.split(r"\n\s*\n", t or ""):
-            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", para):
-                if words(sentence):
-                    yield words(sentence)
+    for para in doc_texts_paragraphs():
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", para):
+            if words(sentence):
+                yield words(sentence)
 
 
 def changelog_entries():

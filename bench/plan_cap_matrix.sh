@@ -15,16 +15,7 @@ for file in "$@"; do
         if [[ $file == synthetic:* ]]; then source_flag=(--synthetic "${file#synthetic:}"); else source_flag=(--lengths "$file"); fi
         "$build/evenfeed" plan "${source_flag[@]}" --world-size "$world" --tokens-per-rank 8192 \
             --oversize truncate --cost "$cost" --epochs 2 --max-batch-size "$cap" --no-baselines --json |
-          python3 -c '
-import json, sys, os
-j = json.load(sys.stdin); c = j["config"]; e = j["evenfeed"]; q = e["imbalance_" + c["cost"]]
-ok = (e["padding_waste"] <= 0.02 and q["mean"] <= 1.03 and q["p99"] <= 1.10 and
-      abs(e["lag1_batch_mean_length"]) <= 0.2 and e["repeated_pair_share"] <= 0.10)
-print("| %s | %s | %d | %s | %.2f%% | %.3f / %.3f | %.3f | %.1f%% | %s |" % (
-    os.path.basename(sys.argv[1]).rsplit(".", 1)[0], c["cost"], c["world_size"], sys.argv[2],
-    100 * e["padding_waste"], q["mean"], q["p99"], e["lag1_batch_mean_length"],
-    100 * e["repeated_pair_share"], "yes" if ok else "no"))
-' "$file" "$cap"
+          python3 "$(dirname "$0")/plan_row.py" "$file" "$cap"
       done
     done
   done

@@ -31,6 +31,18 @@ void store_float(const uint8_t* rgbx, int size, const ImageOutput& o, float* out
   }
 }
 
+// The libyuv we link (Debian's 2023-01 snapshot, built with its asserts) takes its
+// 1/4 box path for any exact 4x width reduction whose height step is an even integer,
+// and that path asserts the height step is a multiple of 4: a crop exactly 4 x size
+// wide and 6 x size (or 10 x, 14 x, ...) tall aborted the process (found by the fuzz
+// target). Upstream has since required both steps to be 4. Such a crop is taken one
+// row shorter, so libyuv's general box filter handles it.
+int avoid_libyuv_down4_assert(int w, int h, int size) {
+  const bool exact_quarter_width = w == 4 * size;
+  const bool even_height_step = h % size == 0 && (h / size) % 2 == 0;
+  return exact_quarter_width && even_height_step && (h / size) % 4 != 0 ? h - 1 : h;
+}
+
 }  // namespace
 
 void resize_and_store(const DecodedRegion& region, bool flip, const ImageOutput& output,
@@ -42,7 +54,8 @@ void resize_and_store(const DecodedRegion& region, bool flip, const ImageOutput&
   const int x = std::clamp(static_cast<int>(std::lround(region.x)), 0, region.width - 1);
   const int y = std::clamp(static_cast<int>(std::lround(region.y)), 0, region.height - 1);
   const int w = std::clamp(static_cast<int>(std::lround(region.crop_width)), 1, region.width - x);
-  const int h = std::clamp(static_cast<int>(std::lround(region.crop_height)), 1, region.height - y);
+  const int h = avoid_libyuv_down4_assert(
+      w, std::clamp(static_cast<int>(std::lround(region.crop_height)), 1, region.height - y), size);
   const uint8_t* source =
       region.pixels + static_cast<size_t>(y) * region.stride + static_cast<size_t>(x) * 4;
   // libyuv treats the four bytes of RGBX as ARGB; scaling is channel-agnostic.

@@ -34,7 +34,82 @@ bool is_progressive(std::span<const std::byte> bytes) {
   return false;
 }
 
+bool is_frame_marker(unsigned char marker) {  // SOF0-SOF15 but DHT, JPG and DAC
+  return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+}
+
+// The tables a JPEG's header defines and the ones its frame and first scan use.
+struct TableUse {
+  bool quant_defined[4] = {}, quant_used[4] = {};
+  bool huff_defined[2][4] = {}, huff_used[2][4] = {};  // [DC, AC][table]
+  bool arithmetic = false;
+};
+
+// Reads the DQT, DHT, SOFn and first SOS segments into `use`; false when the header
+// cannot be parsed (left for the decoder to report).
+bool read_table_use(const unsigned char* p, size_t n, TableUse& use) {
+  for (size_t i = 2; i + 4 <= n;) {
+    if (p[i] != 0xFF) return false;
+    const unsigned char marker = p[i + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+      continue;
+    }
+    const size_t length = (size_t{p[i + 2]} << 8) | p[i + 3];
+    const size_t begin = i + 4, end = i + 2 + length;
+    if (length < 2 || end > n) return false;
+    if (marker == 0xDB) {  // DQT: (precision << 4 | id), 64 or 128 bytes, repeated
+      for (size_t k = begin; k < end;) {
+        use.quant_defined[p[k] & 3] = true;
+        k += 1 + ((p[k] >> 4) ? 128 : 64);
+      }
+    } else if (marker == 0xC4) {  // DHT: (class << 4 | id), 16 counts, values, repeated
+      for (size_t k = begin; k + 17 <= end;) {
+        size_t values = 0;
+        for (size_t c = 1; c <= 16; ++c) values += p[k + c];
+        use.huff_defined[(p[k] >> 4) & 1][p[k] & 3] = true;
+        k += 17 + values;
+      }
+    } else if (is_frame_marker(marker)) {  // SOFn: P, Y, X, Nf, then (C, H/V, Tq) each
+      use.arithmetic = marker >= 0xC9;
+      for (size_t c = 0; c < p[begin + 5] && begin + 6 + 3 * c + 2 < end; ++c)
+        use.quant_used[p[begin + 6 + 3 * c + 2] & 3] = true;
+    } else if (marker == 0xDA) {  // SOS: Ns, then (Cs, Td << 4 | Ta) each
+      for (size_t c = 0; c < p[begin] && begin + 1 + 2 * c + 1 < end; ++c) {
+        const unsigned char tables = p[begin + 1 + 2 * c + 1];
+        use.huff_used[0][(tables >> 4) & 3] = true;
+        use.huff_used[1][tables & 3] = true;
+      }
+      return true;
+    }
+    i = end;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::optional<std::string> missing_jpeg_tables(std::span<const std::byte> bytes) {
+  TableUse use;
+  if (!starts_with(bytes, "\xFF\xD8") ||
+      !read_table_use(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), use))
+    return std::nullopt;
+  for (int t = 0; t < 4; ++t) {
+    if (use.quant_used[t] && !use.quant_defined[t])
+      return fmt::format("corrupt JPEG: Quantization table 0x{:02x} was not defined", t);
+  }
+  // A progressive frame's first scan codes DC only, so only DC tables are checked there.
+  for (int kind = 0; kind < 2 && !use.arithmetic; ++kind) {
+    for (int t = 0; t < 4; ++t) {
+      if (use.huff_used[kind][t] && !use.huff_defined[kind][t] &&
+          !(kind == 1 && is_progressive(bytes)))
+        return std::string(
+            "JPEG without Huffman tables (a Motion-JPEG frame?) is not supported; rewrite it "
+            "with `jpegtran -copy all -optimize`");
+    }
+  }
+  return std::nullopt;
+}
 
 std::string sniff_image_format(std::span<const std::byte> bytes) {
   if (starts_with(bytes, "\xFF\xD8\xFF")) return "JPEG";
@@ -65,6 +140,7 @@ std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const st
                                       std::vector<unsigned char>& scratch) {
   if (bytes.empty()) return std::string("empty file");
   if (sniff_image_format(bytes) != "JPEG") return std::string("not a JPEG (no SOI marker)");
+  if (auto missing = missing_jpeg_tables(bytes)) return missing;
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
   tjhandle h = decompressor.get();
   if (tjDecompressHeader3(h, data, bytes.size(), &info.width, &info.height, &info.subsampling,

@@ -34,6 +34,16 @@ std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const st
                                       bool check_decode, JpegInfo& info,
                                       std::vector<unsigned char>& scratch);
 
+// A libjpeg decoder object keeps the quantization and Huffman tables of the last image
+// it read, and uses them for a later image that does not define its own: a JPEG
+// missing a table would decode (to garbage) or not depending on what the same thread
+// decoded before. Every reader here calls this first, so such a file is refused the
+// same way whatever came before: "corrupt JPEG: Quantization table 0x01 was not
+// defined", or, for a Huffman-coded frame without Huffman tables (a Motion-JPEG
+// frame), that it is not supported. Walks the marker segments up to the first scan;
+// what it cannot parse it leaves to the decoder (nothing is returned).
+std::optional<std::string> missing_jpeg_tables(std::span<const std::byte> bytes);
+
 // How a decoder's message about damaged data is reported, by every JPEG reader here:
 // "truncated JPEG: ..." when the data ends early, else "<corrupt>: ...".
 std::string describe_jpeg_damage(const std::string& message,

@@ -63,6 +63,7 @@ std::optional<std::string> JpegRegionDecoder::decode(std::span<const std::byte> 
                                                      const CropBox& crop, int out_width,
                                                      int out_height, DecodedRegion& region) {
   State& s = *state_;
+  if (auto missing = missing_jpeg_tables(jpeg)) return missing;
   // With a restart marker after every MCU, only the MCUs around the crop are decoded
   // (loader/jpeg_restart.h); the crop is then relative to their window.
   if (read_mcu_layout(jpeg, s.layout)) {

@@ -86,6 +86,7 @@ JpegTranscoder::~JpegTranscoder() {
 std::optional<std::string> JpegTranscoder::rewrite(std::span<const std::byte> jpeg,
                                                    bool restart_markers,
                                                    std::vector<std::byte>& out) {
+  if (auto missing = missing_jpeg_tables(jpeg)) return missing;
   State& s = *state_;
   unsigned char* buffer = nullptr;
   unsigned long size = 0;

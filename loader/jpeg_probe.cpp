@@ -71,10 +71,16 @@ bool read_table_use(const unsigned char* p, size_t n, TableUse& use) {
         k += 17 + values;
       }
     } else if (is_frame_marker(marker)) {  // SOFn: P, Y, X, Nf, then (C, H/V, Tq) each
+      // Lossless and hierarchical frames are left to the decoder (which says whether
+      // it supports them); only DCT frames with Huffman or arithmetic coding are read.
+      const bool dct =
+          marker == 0xC0 || marker == 0xC1 || marker == 0xC2 || marker == 0xC9 || marker == 0xCA;
+      if (!dct || end < begin + 6) return false;
       use.arithmetic = marker >= 0xC9;
       for (size_t c = 0; c < p[begin + 5] && begin + 6 + 3 * c + 2 < end; ++c)
         use.quant_used[p[begin + 6 + 3 * c + 2] & 3] = true;
     } else if (marker == 0xDA) {  // SOS: Ns, then (Cs, Td << 4 | Ta) each
+      if (end <= begin) return false;
       for (size_t c = 0; c < p[begin] && begin + 1 + 2 * c + 1 < end; ++c) {
         const unsigned char tables = p[begin + 1 + 2 * c + 1];
         use.huff_used[0][(tables >> 4) & 3] = true;

@@ -2,6 +2,7 @@
 // line, or every file in a directory named there. The normal build runs each target
 // over its seed corpus and the crashes found so far (tests/fuzz/corpus/<target>/),
 // so every crash found by fuzzing stays a regression test in every build.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -22,8 +23,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::filesystem::path p(argv[i]);
     if (std::filesystem::is_directory(p)) {
+      // In name order, so inputs that need a predecessor (a decoder's leftover state)
+      // meet it every time.
+      std::vector<std::filesystem::path> files;
       for (const auto& e : std::filesystem::recursive_directory_iterator(p))
-        if (e.is_regular_file()) run(e.path());
+        if (e.is_regular_file()) files.push_back(e.path());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) run(f);
     } else {
       run(p);
     }

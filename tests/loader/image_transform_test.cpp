@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include "tests/support/resize_whole.h"
+
 namespace evenfeed {
 namespace {
 
@@ -20,18 +22,9 @@ std::vector<uint8_t> resize_uniform(int w, int h, int size) {
     pixels[i + 2] = 230;
     pixels[i + 3] = 255;
   }
-  DecodedRegion region;
-  region.pixels = pixels.data();
-  region.width = w;
-  region.height = h;
-  region.stride = static_cast<size_t>(w) * 4;
-  region.crop_width = w;
-  region.crop_height = h;
   ImageOutput out;
   out.size = size;
-  std::vector<uint8_t> scratch, destination(out.sample_bytes());
-  resize_and_store(region, false, out, scratch, destination.data());
-  return destination;
+  return testing::resize_whole(pixels, w, h, out, false);
 }
 
 // Every integer step from 1 to 12 each way, for a few output sizes. Before the guard

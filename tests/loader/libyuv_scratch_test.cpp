@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "loader/image_transform.h"
+#include "tests/support/resize_whole.h"
 
 namespace evenfeed {
 namespace {
@@ -17,17 +17,9 @@ namespace {
 void resize(int w, int h) {
   std::vector<uint8_t> pixels(static_cast<size_t>(w) * h * 4);
   for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 31);
-  DecodedRegion region;
-  region.pixels = pixels.data();
-  region.width = w;
-  region.height = h;
-  region.stride = static_cast<size_t>(w) * 4;
-  region.crop_width = w;
-  region.crop_height = h;
   ImageOutput out;
   out.size = 64;
-  std::vector<uint8_t> scratch, destination(out.sample_bytes());
-  resize_and_store(region, true, out, scratch, destination.data());
+  testing::resize_whole(pixels, w, h, out, true);
 }
 
 TEST(LibyuvScratch, ResizingTakesRowBuffersFromTheScratch) {

@@ -387,13 +387,8 @@ void WindowPlanner::recost(Batch& b) const {
 }
 
 // max/mean of a step's batch costs (1 for an empty step).
-double WindowPlanner::imbalance(const Planned& step) {
-  double total = 0, dearest = 0;
-  for (const Batch& b : step.batches) {
-    total += b.cost;
-    dearest = std::max(dearest, b.cost);
-  }
-  return total > 0 ? dearest * static_cast<double>(step.batches.size()) / total : 1.0;
+double WindowPlanner::imbalance(const Planned& step) const {
+  return imbalance(step.batches);
 }
 
 // A final step's lightest batch, when its samples are too few and too far in length

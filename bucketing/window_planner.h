@@ -80,7 +80,7 @@ class WindowPlanner {
   double imbalance(const std::vector<Batch>& batches) const;
   std::vector<std::vector<Batch>> split_off_light_tail(std::vector<Batch> step) const;
   static double slots(const std::vector<Batch>& batches);
-  static double imbalance(const Planned& step);
+  double imbalance(const Planned& step) const;
   static void count_samples(Planned& step);
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step) const;
   void recost(Batch& b) const;

@@ -79,20 +79,20 @@ ImageSources scan_folder(const fs::path& src) {
       out.total_bytes += size_or_zero(f);
     }
   }
+  const std::string passed_over =
+      not_images > 0 ? fmt::format("{} file(s) without an image extension (first: {})", not_images,
+                                   first_not_image)
+                     : std::string();
   if (not_images > 0) {
     out.warnings.push_back(
-        fmt::format("ignored {} file(s) without an image extension (first: {}); images are "
-                    "taken by extension (.jpg, .jpeg, .png, ...), as torchvision's "
-                    "ImageFolder does",
-                    not_images, first_not_image));
+        fmt::format("ignored {}; images are taken by extension (.jpg, .jpeg, "
+                    ".png, ...), as torchvision's ImageFolder does",
+                    passed_over));
   }
   EVENFEED_CHECK(!out.inputs.empty(),
                  "{}: no images found{}; an ImageFolder tree needs one subfolder per class "
                  "with images (.jpg, .jpeg, .png, ...) inside",
-                 src.string(),
-                 not_images > 0 ? fmt::format(" ({} file(s) without an image extension, first: {})",
-                                              not_images, first_not_image)
-                                : std::string());
+                 src.string(), not_images > 0 ? " (ignored " + passed_over + ")" : std::string());
   return out;
 }
 

@@ -35,12 +35,11 @@ void store_float(const uint8_t* rgbx, int size, const ImageOutput& o, float* out
 // 1/4 box path for any exact 4x width reduction whose height step is an even integer,
 // and that path asserts the height step is a multiple of 4: a crop exactly 4 x size
 // wide and 6 x size (or 10 x, 14 x, ...) tall aborted the process (found by the fuzz
-// target). Upstream has since required both steps to be 4. Such a crop is taken one
-// row shorter, so libyuv's general box filter handles it.
+// target). Upstream has since required both steps to be 4. Such a crop (height steps
+// 2, 6, 10, ...; 2 did not abort here, but takes the same branch) is taken one row
+// shorter, so libyuv's general box filter handles it.
 int avoid_libyuv_down4_assert(int w, int h, int size) {
-  const bool exact_quarter_width = w == 4 * size;
-  const bool even_height_step = h % size == 0 && (h / size) % 2 == 0;
-  return exact_quarter_width && even_height_step && (h / size) % 4 != 0 ? h - 1 : h;
+  return w == 4 * size && h % size == 0 && (h / size) % 4 == 2 ? h - 1 : h;
 }
 
 }  // namespace

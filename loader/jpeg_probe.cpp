@@ -12,52 +12,55 @@ bool starts_with(std::span<const std::byte> bytes, const char* magic, size_t off
   return bytes.size() >= offset + n && std::memcmp(bytes.data() + offset, magic, n) == 0;
 }
 
-// Walks the marker segments from SOI to the first SOFn; true when it is a
-// progressive (SOF2, SOF6, SOF10, SOF14) frame. Bounded by the buffer.
-bool is_progressive(std::span<const std::byte> bytes) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  size_t i = 2, n = bytes.size();
-  while (i + 4 <= n) {
-    if (p[i] != 0xFF) return false;
-    unsigned char marker = p[i + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++i;
-      continue;
-    }
-    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
-      return marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
-    }
-    size_t length = (size_t{p[i + 2]} << 8) | p[i + 3];
-    if (length < 2) return false;
-    i += 2 + length;
-  }
-  return false;
-}
-
 bool is_frame_marker(unsigned char marker) {  // SOF0-SOF15 but DHT, JPG and DAC
   return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
 }
 
-// The tables a JPEG's header defines and the ones its frame and first scan use.
-struct TableUse {
-  bool quant_defined[4] = {}, quant_used[4] = {};
-  bool huff_defined[2][4] = {}, huff_used[2][4] = {};  // [DC, AC][table]
-  bool arithmetic = false;
-};
-
-// Reads the DQT, DHT, SOFn and first SOS segments into `use`; false when the header
-// cannot be parsed (left for the decoder to report).
-bool read_table_use(const unsigned char* p, size_t n, TableUse& use) {
+// Calls visit(marker, begin, end) for each marker segment after SOI, [begin, end) being
+// the segment's bytes after its length, until visit returns false. Bounded by the
+// buffer: stops at a byte that is not a marker or a segment that runs past the end.
+template <typename Visit>
+void walk_segments(std::span<const std::byte> bytes, Visit visit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t n = bytes.size();
   for (size_t i = 2; i + 4 <= n;) {
-    if (p[i] != 0xFF) return false;
+    if (p[i] != 0xFF) return;
     const unsigned char marker = p[i + 1];
     if (marker == 0xFF) {  // fill byte
       ++i;
       continue;
     }
     const size_t length = (size_t{p[i + 2]} << 8) | p[i + 3];
-    const size_t begin = i + 4, end = i + 2 + length;
-    if (length < 2 || end > n) return false;
+    const size_t end = i + 2 + length;
+    if (length < 2 || end > n || !visit(marker, i + 4, end)) return;
+    i = end;
+  }
+}
+
+// True when the first frame is progressive (SOF2, SOF6, SOF10, SOF14).
+bool is_progressive(std::span<const std::byte> bytes) {
+  bool progressive = false;
+  walk_segments(bytes, [&](unsigned char marker, size_t, size_t) {
+    if (!is_frame_marker(marker)) return true;
+    progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+    return false;
+  });
+  return progressive;
+}
+
+// The tables a JPEG's header defines and the ones its frame and first scan use.
+struct TableUse {
+  bool quant_defined[4] = {}, quant_used[4] = {};
+  bool huff_defined[2][4] = {}, huff_used[2][4] = {};  // [DC, AC][table]
+  bool arithmetic = false, progressive = false;
+};
+
+// Reads the DQT, DHT, SOFn and first SOS segments into `use`; false when the header
+// cannot be parsed (left for the decoder to report).
+bool read_table_use(std::span<const std::byte> bytes, TableUse& use) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  bool read = false;  // set on reaching the first scan
+  walk_segments(bytes, [&](unsigned char marker, size_t begin, size_t end) {
     if (marker == 0xDB) {  // DQT: (precision << 4 | id), 64 or 128 bytes, repeated
       for (size_t k = begin; k < end;) {
         use.quant_defined[p[k] & 3] = true;
@@ -77,6 +80,7 @@ bool read_table_use(const unsigned char* p, size_t n, TableUse& use) {
           marker == 0xC0 || marker == 0xC1 || marker == 0xC2 || marker == 0xC9 || marker == 0xCA;
       if (!dct || end < begin + 6) return false;
       use.arithmetic = marker >= 0xC9;
+      use.progressive = marker == 0xC2 || marker == 0xCA;
       for (size_t c = 0; c < p[begin + 5] && begin + 6 + 3 * c + 2 < end; ++c)
         use.quant_used[p[begin + 6 + 3 * c + 2] & 3] = true;
     } else if (marker == 0xDA) {  // SOS: Ns, then (Cs, Td << 4 | Ta) each
@@ -86,20 +90,19 @@ bool read_table_use(const unsigned char* p, size_t n, TableUse& use) {
         use.huff_used[0][(tables >> 4) & 3] = true;
         use.huff_used[1][tables & 3] = true;
       }
-      return true;
+      read = true;
+      return false;
     }
-    i = end;
-  }
-  return false;
+    return true;
+  });
+  return read;
 }
 
 }  // namespace
 
 std::optional<std::string> missing_jpeg_tables(std::span<const std::byte> bytes) {
   TableUse use;
-  if (!starts_with(bytes, "\xFF\xD8") ||
-      !read_table_use(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), use))
-    return std::nullopt;
+  if (!starts_with(bytes, "\xFF\xD8") || !read_table_use(bytes, use)) return std::nullopt;
   for (int t = 0; t < 4; ++t) {
     if (use.quant_used[t] && !use.quant_defined[t])
       return fmt::format("corrupt JPEG: Quantization table 0x{:02x} was not defined", t);
@@ -107,8 +110,7 @@ std::optional<std::string> missing_jpeg_tables(std::span<const std::byte> bytes)
   // A progressive frame's first scan codes DC only, so only DC tables are checked there.
   for (int kind = 0; kind < 2 && !use.arithmetic; ++kind) {
     for (int t = 0; t < 4; ++t) {
-      if (use.huff_used[kind][t] && !use.huff_defined[kind][t] &&
-          !(kind == 1 && is_progressive(bytes)))
+      if (use.huff_used[kind][t] && !use.huff_defined[kind][t] && !(kind == 1 && use.progressive))
         return std::string(
             "JPEG without Huffman tables (a Motion-JPEG frame?) is not supported; rewrite it "
             "with `jpegtran -copy all -optimize`");

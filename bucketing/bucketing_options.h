@@ -21,6 +21,11 @@ struct BucketingOptions {
   CostModel cost;
   // At most this many samples per batch (0: no cap).
   uint64_t max_batch_size = 0;
+  // At most this many padded tokens per batch, count x longest (0: no bound beyond
+  // the budget). Under the linear model the budget already is one at tokens_per_rank.
+  // Under the quadratic model the budget bounds compute, and a batch of short samples
+  // may hold many times tokens_per_rank tokens; set this to bound memory too.
+  uint64_t max_batch_tokens = 0;
   // New samples taken from the global order per planning window. Sorting happens only
   // inside a window, so composition changes every epoch; memory is O(window). 0 picks
   // it from the data: max(65536, 256 x the samples per batch at the median length), so

@@ -20,6 +20,8 @@ uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& o
   const uint64_t median = std::max<uint64_t>(1, sample[sample.size() / 2]);
   uint64_t per_batch = static_cast<uint64_t>(options.cost.budget(options.tokens_per_rank) /
                                              options.cost.per_sample(median));
+  if (options.max_batch_tokens > 0)
+    per_batch = std::min(per_batch, options.max_batch_tokens / median);
   if (options.max_batch_size > 0) per_batch = std::min(per_batch, options.max_batch_size);
   return std::max<uint64_t>(65536, 256 * std::max<uint64_t>(1, per_batch));
 }
@@ -64,6 +66,11 @@ TokenBudgetPlanner::TokenBudgetPlanner(const LengthSource& lengths, const Bucket
     : lengths_(lengths), seed_(state.seed), epoch_(state.epoch) {
   check_world(world_size, lengths.size());
   EVENFEED_CHECK(options.tokens_per_rank > 0, "tokens per rank must be at least 1");
+  EVENFEED_CHECK(
+      options.max_batch_tokens == 0 || options.max_batch_tokens >= options.tokens_per_rank,
+      "max batch tokens {} is below the per-rank budget of {} tokens, so a sample of "
+      "the budget's length could not fit; raise --max-batch-tokens or leave it 0",
+      options.max_batch_tokens, options.tokens_per_rank);
   const uint64_t n = lengths.size();
   options_ = resolve_automatic(lengths, options);
   order_ = make_global_order(options.order, n, seed_, epoch_);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "bucketing/lump_runs.h"
 #include "core/philox.h"
 
 namespace evenfeed {
@@ -19,6 +20,9 @@ static constexpr double kLevelEnough = 1.04;
 // A final step split in two may hold this many times its padded slots (cutting W ways
 // twice moves the boundaries between long samples; the padding target is 2%).
 static constexpr double kSplitSlack = 1.02;
+// At most this many lumps are placed by plan_lump_runs (quadratic in their number);
+// more are dense enough to be cut W at a time.
+static constexpr size_t kMostLumpsPlaced = 1024;
 // Seeded shuffles tried when choosing a window's step order.
 static constexpr int kOrderTries = 32;
 
@@ -48,11 +52,31 @@ WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_siz
       seed_(seed),
       epoch_(epoch),
       budget_(options.cost.budget(options.tokens_per_rank)),
-      cap_(options.max_batch_size > 0 ? options.max_batch_size : UINT64_MAX) {}
+      cap_(options.max_batch_size > 0 ? options.max_batch_size : UINT64_MAX),
+      token_bound_(options.max_batch_tokens) {}
 
+// The most samples of `length` tokens one batch may hold: within the cost budget, the
+// token bound (max_batch_tokens) and the sample cap; at least one.
 uint64_t WindowPlanner::per_batch(uint64_t length) const {
   const double fit = std::floor(budget_ / options_.cost.per_sample(length));
-  return std::clamp<uint64_t>(static_cast<uint64_t>(fit), 1, cap_);
+  uint64_t most = std::min(static_cast<uint64_t>(fit), cap_);
+  if (token_bound_ > 0) most = std::min(most, token_bound_ / length);
+  return std::max<uint64_t>(most, 1);
+}
+
+// Whether `count` samples padded to `longest` tokens make an allowed batch.
+bool WindowPlanner::fits(uint64_t count, uint64_t longest) const {
+  return count <= cap_ && options_.cost.batch(count, longest) <= budget_ &&
+         (token_bound_ == 0 || count * longest <= token_bound_);
+}
+
+// What a full batch of samples of `length` tokens can cost, ignoring the sample cap
+// and the integer grain: the budget, unless a token bound keeps short samples below it
+// (under the quadratic model, M (a + L) for a bound of M tokens).
+double WindowPlanner::reachable(uint64_t length) const {
+  if (token_bound_ == 0) return budget_;
+  return std::min(budget_, options_.cost.per_sample(length) * static_cast<double>(token_bound_) /
+                               static_cast<double>(length));
 }
 
 std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
@@ -112,7 +136,7 @@ std::vector<WindowPlanner::Batch> WindowPlanner::pack(const std::vector<Entry>& 
       Batch& b = batches.back();
       const uint64_t longest = std::max(b.longest, e.length);
       const uint64_t count = b.entries.size() + 1;
-      if (count <= cap_ && options_.cost.batch(count, longest) <= budget_) {
+      if (fits(count, longest)) {
         b.entries.push_back(e);
         b.longest = longest;
         b.cost = options_.cost.batch(count, longest);
@@ -133,10 +157,95 @@ double WindowPlanner::noisy_sort_padding(const std::vector<PlanItem>& items) con
   return slots > 0 ? 1.0 - tokens / slots : 0.0;
 }
 
+// The most a batch of two or more samples can cost under the token bound (the budget
+// when there is none): a sample costing more is a lump, matched only by other lumps.
+double WindowPlanner::lump_level() const {
+  if (token_bound_ == 0) return budget_;
+  return std::min(budget_, 2 * options_.cost.per_sample(token_bound_ / 2));
+}
+
+// A lump: a sample longer than half the token bound, so alone in its batch, when a
+// batch of two or more samples cannot reach the budget (a superlinear cost model).
+bool WindowPlanner::is_lump(const Entry& e) const {
+  return token_bound_ > 0 && lump_level() < budget_ && e.length > token_bound_ / 2;
+}
+
+size_t WindowPlanner::lump_count(const std::vector<Entry>& entries) const {
+  return static_cast<size_t>(
+      std::count_if(entries.begin(), entries.end(), [&](const Entry& e) { return is_lump(e); }));
+}
+
+// Moves into `leftover` the planned steps whose dearest batch costs at least half the
+// lump level: their batches are the partners that can come near a lump's cost.
+void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
+                                       std::vector<Entry>& leftover) const {
+  const double useful = 0.5 * lump_level();
+  std::erase_if(planned, [&](const Planned& step) {
+    double dearest = 0;
+    for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
+    if (dearest < useful) return false;
+    for (const Batch& b : step.batches)
+      leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
+    return true;
+  });
+}
+
+// The leftover's lumps, placed by plan_lump_runs: each step a run of the dearest lumps
+// left, its other ranks given the dearest batches of the rest of the leftover (cut at
+// the budget in key order). What the steps do not take stays in `leftover`.
+std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry>& leftover) const {
+  std::vector<Entry> lumps, rest;
+  for (const Entry& e : leftover) (is_lump(e) ? lumps : rest).push_back(e);
+  if (lumps.empty() || lumps.size() > kMostLumpsPlaced) return {};
+  std::sort(lumps.begin(), lumps.end(), [](const Entry& a, const Entry& b) {
+    return a.length != b.length ? a.length > b.length : by_key(a, b);
+  });
+  std::sort(rest.begin(), rest.end(), by_key);
+  std::vector<Batch> partners = segment_at(rest, budget_);
+  std::stable_sort(partners.begin(), partners.end(),
+                   [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  std::vector<double> lump_costs, partner_costs;
+  for (const Entry& e : lumps) lump_costs.push_back(options_.cost.per_sample(e.length));
+  for (const Batch& b : partners) partner_costs.push_back(b.cost);
+  const std::optional<LumpRuns> runs = plan_lump_runs(lump_costs, partner_costs, world_size_);
+  if (!runs) return {};
+  // The runs' batches in one list (lumps, then the partners used), each step a list
+  // of indices into it, levelled further by swaps between steps.
+  std::vector<Batch> units;
+  for (size_t k = 0; k < lumps.size(); ++k)
+    units.push_back({{lumps[k]}, lumps[k].length, lump_costs[k]});
+  std::vector<std::vector<size_t>> members;
+  size_t lump = 0, partner = 0;
+  for (size_t run : runs->lumps_per_step) {
+    std::vector<size_t> step;
+    for (size_t k = 0; k < run; ++k) step.push_back(lump++);
+    while (step.size() < world_size_) {
+      step.push_back(units.size());
+      units.push_back(std::move(partners[partner++]));
+    }
+    members.push_back(std::move(step));
+  }
+  std::vector<double> unit_costs;
+  for (const Batch& b : units) unit_costs.push_back(b.cost);
+  swap_to_level(unit_costs, members, members.size() * world_size_);
+  std::vector<Planned> steps;
+  for (const std::vector<size_t>& step : members) {
+    std::vector<Batch> batches;
+    for (size_t k : step) batches.push_back(std::move(units[k]));
+    steps.push_back(make_step(std::move(batches)));
+  }
+  leftover.clear();
+  for (; partner < partners.size(); ++partner) {
+    const Batch& b = partners[partner];
+    leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
+  }
+  return steps;
+}
+
 // Whether a batch of `cap_` samples like `e` costs at least `level` (within the level
 // tolerance): shorter ones fill the sample cap before they reach it.
 bool WindowPlanner::reaches_at_cap(const Entry& e, double level) const {
-  return options_.cost.per_sample(e.length) * static_cast<double>(cap_) >=
+  return options_.cost.per_sample(e.length) * static_cast<double>(per_batch(e.length)) >=
          level * (1 - options_.level_tolerance);
 }
 
@@ -148,7 +257,7 @@ bool WindowPlanner::reaches_at_cap(const Entry& e, double level) const {
 WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, double level,
                                                  bool from_shortest) const {
   size_t end = fillers.size();
-  if (cap_ != UINT64_MAX && !from_shortest) {
+  if (bounded() && !from_shortest) {
     while (end > 0 && !reaches_at_cap(fillers[end - 1], level)) --end;
   }
   Batch b;
@@ -157,7 +266,7 @@ WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, do
     const Entry& e = fillers[begin - 1];
     const uint64_t longest = std::max(b.longest, e.length);
     const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-    if (!b.entries.empty() && cost > level) break;
+    if (!b.entries.empty() && (cost > level || !fits(b.entries.size() + 1, longest))) break;
     b.entries.push_back(e);
     b.longest = longest;
     b.cost = cost;
@@ -198,7 +307,7 @@ std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<En
       Batch& b = segments.back();
       const uint64_t longest = std::max(b.longest, e.length);
       const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-      if (b.entries.size() < cap_ && cost <= level) {
+      if (fits(b.entries.size() + 1, longest) && cost <= level) {
         b.entries.push_back(e);
         b.longest = longest;
         b.cost = cost;
@@ -281,7 +390,10 @@ bool WindowPlanner::last_final_step_light(std::vector<Entry>& entries) const {
   const std::vector<Batch> segments = cut_into(entries, steps * world_size_);
   double tail = 0;
   for (size_t k = (steps - 1) * world_size_; k < segments.size(); ++k) tail += segments[k].cost;
-  return tail < 0.5 * budget_ * static_cast<double>(world_size_);
+  uint64_t longest = 1;
+  for (size_t k = (steps - 1) * world_size_; k < segments.size(); ++k)
+    longest = std::max(longest, segments[k].longest);
+  return tail < 0.5 * reachable(longest) * static_cast<double>(world_size_);
 }
 
 // The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
@@ -423,7 +535,7 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
       }
       if (pick == from.entries.end()) continue;
       const double cost = options_.cost.batch(light->entries.size() + 1, light->longest);
-      if (cost > dearest || light->entries.size() >= cap_) break;
+      if (cost > dearest || !fits(light->entries.size() + 1, light->longest)) break;
       light->entries.push_back(*pick);
       light->cost = cost;
       from.entries.erase(pick);
@@ -545,7 +657,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   // lengths; they are cut shortest first, W batches per step, the step's first batch
   // at the cap and the others to its cost.
   std::vector<Entry> capped;
-  if (cap_ != UINT64_MAX) {
+  if (bounded()) {
     std::vector<Entry> full;
     for (const Entry& e : fillers) (reaches_at_cap(e, budget_) ? full : capped).push_back(e);
     fillers = std::move(full);
@@ -590,17 +702,25 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
     } else {
       leftover.insert(leftover.end(), capped.begin(), capped.end());
     }
+    // Under a token bound, lumps first: they take the dearest of the rest as partners,
+    // which are mostly in this window's planned steps of mid-length samples.
+    if (lump_count(leftover) > 0) {
+      take_back_partners(planned, leftover);
+      for (Planned& p : place_lumps(leftover)) capped_steps.push_back(std::move(p));
+    }
     // A final cut is balanced only if every rank can reach the level of the leftover's
     // most expensive sample (and at least half the budget, so the last step is not a
     // near-empty one): take back the cheapest filler steps until the mass suffices.
     auto mass_short = [&] {
       double mass = 0, largest = 0;
+      uint64_t longest = 1;
       for (const Entry& e : leftover) {
         const double c = options_.cost.per_sample(e.length);
         mass += c;
         largest = std::max(largest, c);
+        longest = std::max(longest, e.length);
       }
-      return mass < static_cast<double>(W) * std::max(largest, 0.5 * budget_);
+      return mass < static_cast<double>(W) * std::max(largest, 0.5 * reachable(longest));
     };
     while (!planned.empty() && mass_short()) {
       for (const Batch& b : planned.back().batches)

@@ -66,11 +66,21 @@ class WindowPlanner {
 
   std::vector<Entry> noisy_sort(const std::vector<PlanItem>& items) const;
   uint64_t per_batch(uint64_t length) const;
+  bool fits(uint64_t count, uint64_t longest) const;
+  double reachable(uint64_t length) const;
+  // Whether a sample cap or a token bound can keep batches of short samples from
+  // reaching the budget.
+  bool bounded() const { return cap_ != UINT64_MAX || token_bound_ > 0; }
   std::vector<Batch> pack(const std::vector<Entry>& entries) const;
   bool reaches_at_cap(const Entry& e, double level) const;
   Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false) const;
   struct Planned;  // a step under construction, with its mean sample length
   Planned make_step(std::vector<Batch> batches) const;
+  double lump_level() const;
+  std::vector<Planned> place_lumps(std::vector<Entry>& leftover) const;
+  bool is_lump(const Entry& e) const;
+  size_t lump_count(const std::vector<Entry>& entries) const;
+  void take_back_partners(std::vector<Planned>& planned, std::vector<Entry>& leftover) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
   static bool by_key(const Entry& a, const Entry& b);
@@ -93,6 +103,7 @@ class WindowPlanner {
   uint32_t epoch_;
   double budget_;
   uint64_t cap_;
+  uint64_t token_bound_;  // 0: none
 };
 
 }  // namespace evenfeed

@@ -47,6 +47,9 @@ void add_plan(CLI::App& app, Runner& run) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_option("--max-batch-size", r.bucketing_options.max_batch_size,
                   "Most samples in one batch (0: no cap)");
+  cmd->add_option("--max-batch-tokens", r.bucketing_options.max_batch_tokens,
+                  "Most padded tokens (count x longest) in one batch; bounds memory under "
+                  "--cost quadratic (0: only the budget's cost)");
   cmd->add_option("--order", order,
                   "Global order: keyed (O(1) memory), full, shard-blocks, sequential")
       ->check(CLI::IsMember({"keyed", "full", "shard-blocks", "sequential"}));

@@ -145,6 +145,8 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"quadratic_a", r.bucketing_options.cost.a},
                       {"window", r.bucketing_options.window},
                       {"noise_cap", r.bucketing_options.noise_cap},
+                      {"max_batch_size", r.bucketing_options.max_batch_size},
+                      {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},
                       {"seed", r.seed},

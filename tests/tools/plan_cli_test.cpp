@@ -77,6 +77,45 @@ TEST(PlanCli, DumpHasALinePerEpochStepAndRankCoveringEverySampleOnce) {
   }
 }
 
+// Under quadratic cost the budget bounds compute; --max-batch-tokens bounds every
+// batch's padded tokens as well, which the dump shows, and is reported in the config.
+TEST(PlanCli, MaxBatchTokensBoundsEveryBatchOfAQuadraticPlan) {
+  testing::TempDir tmp;
+  const std::string lengths = write_lengths(tmp, 3000);
+  std::vector<uint64_t> length_of;
+  std::ifstream in(lengths);
+  for (uint64_t l; in >> l;) length_of.push_back(l);
+  auto most_tokens = [&](const std::string& extra) {
+    const fs::path dump = tmp / "plan.jsonl";
+    auto r = run_command(kBin + " plan --lengths " + lengths +
+                         " --world-size 4 --tokens-per-rank 600 --cost quadratic --epochs 1 "
+                         "--no-baselines --dump " +
+                         dump.string() + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    uint64_t most = 0, samples = 0;
+    for (const auto& line : read_dump(dump)) {
+      uint64_t longest = 0;
+      for (uint64_t id : line["samples"]) longest = std::max(longest, length_of.at(id));
+      most = std::max<uint64_t>(most, line["samples"].size() * longest);
+      samples += line["samples"].size();
+    }
+    EXPECT_EQ(samples, 3000u);
+    return most;
+  };
+  EXPECT_GT(most_tokens(""), 600u);
+  EXPECT_LE(most_tokens(" --max-batch-tokens 600"), 600u);
+  auto j = run_command(kBin + " plan --lengths " + lengths +
+                       " --tokens-per-rank 600 --cost quadratic --max-batch-tokens 900 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["config"]["max_batch_tokens"], 900);
+  auto tight = run_command(kBin + " plan --lengths " + lengths +
+                           " --tokens-per-rank 600 --max-batch-tokens 100");
+  EXPECT_EQ(tight.exit_code, 1);
+  EXPECT_NE(tight.err.find("max batch tokens 100 is below the per-rank budget of 600"),
+            std::string::npos)
+      << tight.err;
+}
+
 TEST(PlanCli, PlainSamplerDumpMarksPaddingAndFewSamplesGiveEmptyRanks) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 10);

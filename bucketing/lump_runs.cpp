@@ -1,0 +1,152 @@
+#include "bucketing/lump_runs.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace evenfeed {
+namespace {
+
+// The best placement of the lumps from some point on: the worst step's max/mean, the
+// sum of max/mean - 1 over its steps, and the first step's run length.
+struct Placement {
+  double worst = std::numeric_limits<double>::infinity();
+  double excess = 0;
+  size_t run = 0;
+};
+
+bool better(const Placement& a, const Placement& b) {
+  const double tolerance = 1e-9 * std::max(a.worst, 1.0);
+  if (a.worst < b.worst - tolerance) return true;
+  return a.worst <= b.worst + tolerance && a.excess < b.excess;
+}
+
+std::vector<double> prefix_sums(std::span<const double> costs) {
+  std::vector<double> sums(costs.size() + 1, 0.0);
+  for (size_t k = 0; k < costs.size(); ++k) sums[k + 1] = sums[k] + costs[k];
+  return sums;
+}
+
+}  // namespace
+
+std::optional<LumpRuns> plan_lump_runs(std::span<const double> lumps,
+                                       std::span<const double> partners, size_t world_size) {
+  const size_t n = lumps.size(), m = partners.size(), W = world_size;
+  if (n == 0 || W == 0) return LumpRuns{};
+  const std::vector<double> lump_sum = prefix_sums(lumps), partner_sum = prefix_sums(partners);
+  // State (i, k): i lumps placed in k steps, so k W - i partners used. Every step takes
+  // 1 to W lumps, so ceil(i / W) <= k <= i, and k W - i <= m.
+  auto first_k = [&](size_t i) { return (i + W - 1) / W; };
+  auto last_k = [&](size_t i) { return std::min(i, (m + i) / W); };
+  std::vector<std::vector<Placement>> best(n + 1);
+  for (size_t i = n + 1; i-- > 0;) {
+    if (last_k(i) < first_k(i)) continue;
+    best[i].resize(last_k(i) - first_k(i) + 1);
+    for (size_t k = first_k(i); k <= last_k(i); ++k) {
+      Placement& here = best[i][k - first_k(i)];
+      if (i == n) {
+        here = {1.0, 0.0, 0};
+        continue;
+      }
+      const size_t used = k * W - i;
+      for (size_t run = std::min(W, n - i); run >= 1; --run) {
+        const size_t fill = W - run;
+        if (used + fill > m) break;  // shorter runs need more partners still
+        const size_t next_k = k + 1;
+        if (best[i + run].empty() || next_k < first_k(i + run) || next_k > last_k(i + run))
+          continue;
+        const Placement& rest = best[i + run][next_k - first_k(i + run)];
+        if (rest.worst == std::numeric_limits<double>::infinity()) continue;
+        const double mass =
+            lump_sum[i + run] - lump_sum[i] + partner_sum[used + fill] - partner_sum[used];
+        const double dearest = fill > 0 ? std::max(lumps[i], partners[used]) : lumps[i];
+        const double ratio = dearest * static_cast<double>(W) / mass;
+        const Placement candidate{std::max(ratio, rest.worst), ratio - 1 + rest.excess, run};
+        if (better(candidate, here)) here = candidate;
+      }
+    }
+  }
+  if (best[0].empty() || best[0][0].worst == std::numeric_limits<double>::infinity())
+    return std::nullopt;
+  LumpRuns out;
+  out.worst = best[0][0].worst;
+  for (size_t i = 0, k = 0; i < n; ++k) {
+    const size_t run = best[i][k - first_k(i)].run;
+    out.lumps_per_step.push_back(run);
+    i += run;
+  }
+  return out;
+}
+
+namespace {
+
+struct StepShape {
+  double dearest = 0, second = 0, sum = 0;
+};
+
+StepShape shape_of(std::span<const double> costs, const std::vector<size_t>& step) {
+  StepShape shape;
+  for (size_t id : step) {
+    const double c = costs[id];
+    shape.sum += c;
+    if (c > shape.dearest) {
+      shape.second = shape.dearest;
+      shape.dearest = c;
+    } else {
+      shape.second = std::max(shape.second, c);
+    }
+  }
+  return shape;
+}
+
+double ratio(double dearest, double sum, size_t width) {
+  return sum > 0 ? dearest * static_cast<double>(width) / sum : 1.0;
+}
+
+// max/mean of a step after one of its batches, costing `out`, is replaced by one costing
+// `in`.
+double ratio_after(const StepShape& s, double out, double in, size_t width) {
+  const double rest = out == s.dearest ? s.second : s.dearest;
+  return ratio(std::max(rest, in), s.sum - out + in, width);
+}
+
+}  // namespace
+
+void swap_to_level(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
+                   size_t max_swaps) {
+  for (size_t swaps = 0; swaps < max_swaps; ++swaps) {
+    std::vector<StepShape> shapes;
+    size_t worst = 0;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      shapes.push_back(shape_of(costs, steps[s]));
+      if (ratio(shapes[s].dearest, shapes[s].sum, steps[s].size()) >
+          ratio(shapes[worst].dearest, shapes[worst].sum, steps[worst].size()))
+        worst = s;
+    }
+    if (steps.empty()) return;
+    const double now = ratio(shapes[worst].dearest, shapes[worst].sum, steps[worst].size());
+    double best = now;
+    size_t best_x = 0, best_t = 0, best_y = 0;
+    for (size_t x = 0; x < steps[worst].size(); ++x) {
+      const double out = costs[steps[worst][x]];
+      for (size_t t = 0; t < steps.size(); ++t) {
+        if (t == worst) continue;
+        for (size_t y = 0; y < steps[t].size(); ++y) {
+          const double in = costs[steps[t][y]];
+          if (in <= out) continue;
+          const double after = std::max(ratio_after(shapes[worst], out, in, steps[worst].size()),
+                                        ratio_after(shapes[t], in, out, steps[t].size()));
+          if (after < best - 1e-12) {
+            best = after;
+            best_x = x;
+            best_t = t;
+            best_y = y;
+          }
+        }
+      }
+    }
+    if (best >= now - 1e-12) return;
+    std::swap(steps[worst][best_x], steps[best_t][best_y]);
+  }
+}
+
+}  // namespace evenfeed

@@ -1,0 +1,44 @@
+// Steps for lumps: batches whose cost no batch of other samples can match.
+//
+// Under a token bound (BucketingOptions::max_batch_tokens) and the quadratic model, a
+// sample longer than half the bound is alone in its batch, and when it costs more than
+// any batch of two or more samples can, only other such samples can match it. At the
+// top of a corpus's lengths they are sparse: 64 consecutive ones can span 0.7 to 0.95
+// of the budget, so cutting them W at a time leaves steps at max/mean 1.2 or more.
+// A step may instead hold fewer lumps and complete its other ranks with the dearest
+// other batches ("partners"); a plateau of lumps (documents truncated to the budget)
+// that does not divide by W is then spread over its steps instead of leaving one step
+// with a few of them among light batches.
+//
+// plan_lump_runs chooses, by dynamic programming, how many of the next dearest lumps
+// each step takes (a run, in cost order) and completes it with the next dearest
+// partners, so that the worst step's max/mean is least (ties: the least sum of
+// max/mean - 1). Cutting the lumps W at a time is one of its choices.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace evenfeed {
+
+struct LumpRuns {
+  std::vector<size_t> lumps_per_step;  // each step: that many lumps, the rest partners
+  double worst = 1;                    // the worst step's max/mean
+};
+
+// `lumps` and `partners`: costs, dearest first (a partner may cost more than a lump).
+// Nothing when the partners are too few to complete the steps.
+std::optional<LumpRuns> plan_lump_runs(std::span<const double> lumps,
+                                       std::span<const double> partners, size_t world_size);
+
+// Runs of the cost order cannot mix a plateau of the dearest lumps into the steps of
+// sparser ones below it, which is often what levels those: swap_to_level then swaps
+// batches between `steps` (indices into `costs`, W per step), each swap the one that
+// most lowers the larger max/mean of the worst step and its partner step, until none
+// lowers it or `max_swaps` were made.
+void swap_to_level(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
+                   size_t max_swaps);
+
+}  // namespace evenfeed

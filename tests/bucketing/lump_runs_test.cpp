@@ -1,0 +1,130 @@
+// plan_lump_runs against an exhaustive search over every way of cutting the lumps into
+// runs, and swap_to_level on steps whose balance one swap can or cannot improve.
+#include "bucketing/lump_runs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace evenfeed {
+namespace {
+
+// The reference: every sequence of run lengths, each step a run of the next lumps and
+// the next partners; the least worst max/mean (infinity when none is complete).
+double exhaustive_worst(const std::vector<double>& lumps, const std::vector<double>& partners,
+                        size_t W) {
+  std::function<double(size_t, size_t)> best = [&](size_t i, size_t used) {
+    if (i == lumps.size()) return 1.0;
+    double out = std::numeric_limits<double>::infinity();
+    for (size_t run = 1; run <= W && i + run <= lumps.size(); ++run) {
+      if (used + W - run > partners.size()) continue;
+      double sum = 0, dearest = lumps[i];
+      for (size_t k = i; k < i + run; ++k) sum += lumps[k];
+      for (size_t k = used; k < used + W - run; ++k) {
+        sum += partners[k];
+        dearest = std::max(dearest, partners[k]);
+      }
+      const double ratio = dearest * static_cast<double>(W) / sum;
+      out = std::min(out, std::max(ratio, best(i + run, used + W - run)));
+    }
+    return out;
+  };
+  return best(0, 0);
+}
+
+double worst_of(const std::vector<double>& costs, const std::vector<std::vector<size_t>>& steps) {
+  double worst = 1;
+  for (const auto& step : steps) {
+    double sum = 0, dearest = 0;
+    for (size_t k : step) {
+      sum += costs[k];
+      dearest = std::max(dearest, costs[k]);
+    }
+    worst = std::max(worst, dearest * static_cast<double>(step.size()) / sum);
+  }
+  return worst;
+}
+
+TEST(LumpRuns, MatchesAnExhaustiveSearch) {
+  uint64_t state = 12345;
+  auto uniform = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t W = 2 + trial % 4, n = 1 + trial % 11, m = trial % 17;
+    std::vector<double> lumps(n), partners(m);
+    for (double& c : lumps) c = 0.5 + 0.5 * uniform();
+    for (double& c : partners) c = 0.6 * uniform() + 0.01;
+    std::sort(lumps.rbegin(), lumps.rend());
+    std::sort(partners.rbegin(), partners.rend());
+    const double expected = exhaustive_worst(lumps, partners, W);
+    const auto runs = plan_lump_runs(lumps, partners, W);
+    SCOPED_TRACE(testing::Message() << "trial " << trial << " W=" << W << " n=" << n << " m=" << m);
+    if (expected == std::numeric_limits<double>::infinity()) {
+      EXPECT_FALSE(runs.has_value());
+      continue;
+    }
+    ASSERT_TRUE(runs.has_value());
+    EXPECT_NEAR(runs->worst, expected, 1e-9);
+    EXPECT_EQ(std::accumulate(runs->lumps_per_step.begin(), runs->lumps_per_step.end(), size_t{0}),
+              n);
+    for (size_t run : runs->lumps_per_step) {
+      EXPECT_GE(run, 1u);
+      EXPECT_LE(run, W);
+    }
+  }
+}
+
+// Nine lumps of the budget at eight ranks: cutting eight at a time leaves one lump with
+// seven partners of half its cost (max/mean 1.78); five and four give 1.33.
+TEST(LumpRuns, APlateauThatDoesNotDivideIsSpread) {
+  const std::vector<double> lumps(9, 1.0), partners(40, 0.5);
+  const auto runs = plan_lump_runs(lumps, partners, 8);
+  ASSERT_TRUE(runs.has_value());
+  EXPECT_NEAR(runs->worst, 8.0 / 6.0, 1e-9);
+  std::vector<size_t> sorted = runs->lumps_per_step;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<size_t>{4, 5}));
+}
+
+TEST(LumpRuns, WithoutPartnersLumpsAreCutWAtATimeOrNotAtAll) {
+  const std::vector<double> lumps = {1.0, 0.9, 0.9, 0.8, 0.8, 0.7, 0.7, 0.6};
+  const auto runs = plan_lump_runs(lumps, {}, 4);
+  ASSERT_TRUE(runs.has_value());
+  EXPECT_EQ(runs->lumps_per_step, (std::vector<size_t>{4, 4}));
+  // Two lumps and one partner cannot make a step of four.
+  EXPECT_FALSE(plan_lump_runs(std::vector<double>{1.0, 1.0}, std::vector<double>{0.5}, 4));
+}
+
+// Two plateau lumps and two light partners beside a step of mid-cost batches: swapping
+// a light batch for a mid one levels the worse step; the second swap would not.
+TEST(LumpRuns, SwapsLowerTheWorstStepAndKeepEveryBatch) {
+  const std::vector<double> costs = {1.0, 1.0, 0.2, 0.2, 0.6, 0.6, 0.6, 0.6};
+  std::vector<std::vector<size_t>> steps = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  const double before = worst_of(costs, steps);
+  swap_to_level(costs, steps, 10);
+  EXPECT_LT(worst_of(costs, steps), before);
+  EXPECT_NEAR(worst_of(costs, steps), 4.0 / 2.8, 1e-9);
+  std::vector<size_t> all;
+  for (const auto& step : steps) {
+    EXPECT_EQ(step.size(), 4u);
+    all.insert(all.end(), step.begin(), step.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(LumpRuns, SwapsLeaveALevelPlanAlone) {
+  const std::vector<double> costs = {1.0, 1.0, 0.5, 0.5};
+  std::vector<std::vector<size_t>> steps = {{0, 1}, {2, 3}};
+  swap_to_level(costs, steps, 10);
+  EXPECT_EQ(steps, (std::vector<std::vector<size_t>>{{0, 1}, {2, 3}}));
+}
+
+}  // namespace
+}  // namespace evenfeed

@@ -74,6 +74,7 @@ void PlanMetrics::add(const PlanStep& step) {
     quad_max = std::max(quad_max, quad);
     quad_sum += quad;
     slot_tokens_ += lin;
+    largest_batch_tokens_ = std::max(largest_batch_tokens_, b.samples.size() * longest);
     const uint32_t batch_id = batches_this_epoch_++;
     earlier.clear();
     double real = 0;
@@ -156,6 +157,7 @@ nlohmann::json PlanMetrics::report() const {
   j["steps_per_epoch"] = steps_per_epoch_;
   j["equal_step_counts_across_ranks"] = equal_steps_;
   j["padding_waste"] = padding_waste();
+  j["largest_batch_tokens"] = largest_batch_tokens_;
   j["imbalance_linear"] = imbalance_json(imbalance(CostKind::kLinear));
   j["imbalance_quadratic"] = imbalance_json(imbalance(CostKind::kQuadratic));
   j["samples_seen_per_epoch"] = seen_per_epoch_;

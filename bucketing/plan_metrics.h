@@ -1,7 +1,8 @@
 // The figures `evenfeed plan` reports for any plan (ours or a baseline), accumulated
 // step by step: padding waste, per-step rank imbalance under both cost models, samples
-// seen / dropped / duplicated per epoch, lag-1 correlation of step mean length, and
-// the share of sample pairs batched together in one epoch that meet again in the next.
+// seen / dropped / duplicated per epoch, lag-1 correlation of step mean length, the
+// share of sample pairs batched together in one epoch that meet again in the next, and
+// the largest batch in padded tokens.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,9 @@ class PlanMetrics {
 
   nlohmann::json report() const;
   double padding_waste() const;
+  // The most padded tokens (count x longest) any one batch held: what memory a rank
+  // needs for its batch.
+  uint64_t largest_batch_tokens() const { return largest_batch_tokens_; }
   ImbalanceSummary imbalance(CostKind kind) const;
   double lag1() const;                 // mean over epochs with at least 3 steps
   double repeated_pair_share() const;  // mean over consecutive epoch pairs
@@ -46,6 +50,7 @@ class PlanMetrics {
   // Per step.
   std::vector<double> imbalance_linear_, imbalance_quadratic_;
   double real_tokens_ = 0, slot_tokens_ = 0;
+  uint64_t largest_batch_tokens_ = 0;
   // Per epoch.
   std::vector<uint64_t> steps_per_epoch_;
   std::vector<uint16_t> seen_;

@@ -207,6 +207,8 @@ std::string plan_report_text(const nlohmann::json& report) {
   });
   row("steps per epoch", [](const nlohmann::json& j) { return j["steps_per_epoch"].dump(); });
   row("padding waste", [](const nlohmann::json& j) { return percent(j["padding_waste"]); });
+  row("largest batch (padded tokens)",
+      [](const nlohmann::json& j) { return j["largest_batch_tokens"].dump(); });
   for (const char* kind : {"linear", "quadratic"}) {
     const std::string key = std::string("imbalance_") + kind;
     row(fmt::format("rank imbalance {} mean", kind), [&](const nlohmann::json& j) {

@@ -25,6 +25,7 @@ TEST(PlanMetrics, PaddingImbalanceAndCoverageByHand) {
   m.end_epoch();
   // Real tokens 10+5+10+10+10 = 45 over slots 20+10+10+10 = 50.
   EXPECT_NEAR(m.padding_waste(), 0.1, 1e-12);
+  EXPECT_EQ(m.largest_batch_tokens(), 20u);  // {0, 1}: two slots of 10
   EXPECT_NEAR(m.imbalance(CostKind::kLinear).max, 20.0 / 15.0, 1e-12);
   EXPECT_NEAR(m.imbalance(CostKind::kQuadratic).max, 200.0 / 150.0, 1e-12);
   EXPECT_EQ(m.total_dropped(), 1u);

@@ -256,12 +256,18 @@ TEST(TokenBudgetPlanner, ResumeAtTheSameWorldSizeEqualsAnUninterruptedRun) {
 }
 
 TEST(TokenBudgetPlanner, ResumeAtOtherWorldSizesLosesAndRepeatsNothing) {
-  for (uint64_t n : {1, 50, 6007}) {
+  // Plain, and quadratic with a token bound (lumps placed at the final cut).
+  for (uint64_t n : {1, 50, 6007, 6008, 6009}) {
     const auto lengths = long_tailed(n, n, 8192);
     SpanLengths source(lengths);
     BucketingOptions o;
     o.tokens_per_rank = 8192;
     o.window = 1800;
+    if (n > 6007) {  // the 1% of 4,000 tokens are lumps: alone, and dearer than pairs
+      o.tokens_per_rank = 6000;
+      o.cost.kind = CostKind::kQuadratic;
+      o.max_batch_tokens = n == 6008 ? 6000 : 7000;
+    }
     PlanState state{2, 0, {}};
     std::vector<uint64_t> seen;
     for (auto [world, steps] : {std::pair<uint32_t, uint64_t>{8, 3}, {3, 5}, {16, 1}}) {

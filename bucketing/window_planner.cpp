@@ -250,14 +250,17 @@ bool WindowPlanner::reaches_at_cap(const Entry& e, double level) const {
 }
 
 // A batch of the shortest fillers (taken from the back) costing as close to `level`
-// as their grain allows, never more. With a sample cap, fillers too short to reach the
-// level even at the cap are passed over (they stay for a cheaper level): a batch of
-// them would leave its step light (unless `from_shortest`). Empty when no filler is
-// left that can reach it.
+// as their grain allows, never more. With a sample cap or token bound, fillers too
+// short to reach the level even at the cap are passed over (they stay for a cheaper
+// level): a batch of them would leave its step light (unless `from_shortest`). Empty
+// when no filler is left that can reach it. `unreachable`, when given, is where the
+// search for a reachable filler starts (those from there on were found unreachable at
+// a level no higher), and is set to where the next search may start.
 WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, double level,
-                                                 bool from_shortest) const {
+                                                 bool from_shortest, size_t* unreachable) const {
   size_t end = fillers.size();
   if (bounded() && !from_shortest) {
+    if (unreachable != nullptr) end = std::min(end, *unreachable);
     while (end > 0 && !reaches_at_cap(fillers[end - 1], level)) --end;
   }
   Batch b;
@@ -274,6 +277,7 @@ WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, do
   }
   fillers.erase(fillers.begin() + static_cast<long>(begin),
                 fillers.begin() + static_cast<long>(end));
+  if (unreachable != nullptr) *unreachable = begin;
   return b;
 }
 
@@ -638,10 +642,22 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   // then the most expensive samples, which are alike (often documents truncated to the
   // budget) and balance among themselves in the final cut; mixed mid-level lumps would
   // not.
+  // With a sample cap or token bound, the most a batch of fillers can cost (before any
+  // is taken): a group above it cannot be completed, and cut_to_level would scan every
+  // filler to find that out, once per group.
+  double filler_reach = 0;
+  for (const Entry& e : fillers)
+    filler_reach = std::max(filler_reach, options_.cost.per_sample(e.length) *
+                                              static_cast<double>(per_batch(e.length)));
+  // Levels only rise in this loop, so fillers found unreachable stay so: each search
+  // starts where the last one found nothing (`unreachable`, meaningful when bounded).
+  size_t unreachable = fillers.size();
   for (size_t g = groups.size(); g-- > 0;) {
     std::vector<Batch>& group = groups[g].batches;
-    while (group.size() < W) {
-      Batch filler = cut_to_level(fillers, groups[g].level);
+    const bool reachable =
+        !bounded() || !(filler_reach < groups[g].level * (1 - options_.level_tolerance));
+    while (reachable && group.size() < W) {
+      Batch filler = cut_to_level(fillers, groups[g].level, false, &unreachable);
       if (filler.entries.empty()) break;
       group.push_back(std::move(filler));
     }
@@ -704,7 +720,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
     }
     // Under a token bound, lumps first: they take the dearest of the rest as partners,
     // which are mostly in this window's planned steps of mid-length samples.
-    if (lump_count(leftover) > 0) {
+    if (const size_t lumps = lump_count(leftover); lumps > 0 && lumps <= kMostLumpsPlaced) {
       take_back_partners(planned, leftover);
       for (Planned& p : place_lumps(leftover)) capped_steps.push_back(std::move(p));
     }

@@ -73,7 +73,8 @@ class WindowPlanner {
   bool bounded() const { return cap_ != UINT64_MAX || token_bound_ > 0; }
   std::vector<Batch> pack(const std::vector<Entry>& entries) const;
   bool reaches_at_cap(const Entry& e, double level) const;
-  Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false) const;
+  Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false,
+                     size_t* unreachable = nullptr) const;
   struct Planned;  // a step under construction, with its mean sample length
   Planned make_step(std::vector<Batch> batches) const;
   double lump_level() const;

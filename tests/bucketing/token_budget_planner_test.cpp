@@ -94,17 +94,19 @@ TEST(TokenBudgetPlanner, EverySampleExactlyOnceForManyShapes) {
   for (uint64_t n : {1, 2, 3, 7, 13, 97, 1000, 4099}) {
     for (uint32_t world : {1u, 2u, 3u, 8u, 64u}) {
       for (uint64_t budget : {4000, 20000}) {
-        for (CostKind cost : {CostKind::kLinear, CostKind::kQuadratic}) {
+        for (int variant = 0; variant < 3; ++variant) {  // linear, quadratic, bounded
+          const CostKind cost = variant == 0 ? CostKind::kLinear : CostKind::kQuadratic;
           const auto lengths = long_tailed(n, n * 31 + world, budget);
           SpanLengths source(lengths);
           BucketingOptions o;
           o.tokens_per_rank = budget;
           o.cost.kind = cost;
+          if (variant == 2) o.max_batch_tokens = budget;
           o.window = 1500;  // several windows, so carries are exercised
           TokenBudgetPlanner planner(source, o, world, {11, 0, {}});
           Served s = serve(planner, lengths, o, world);
-          SCOPED_TRACE(testing::Message()
-                       << "n=" << n << " world=" << world << " budget=" << budget);
+          SCOPED_TRACE(testing::Message() << "n=" << n << " world=" << world << " budget=" << budget
+                                          << " variant=" << variant);
           expect_exactly_once(s.samples, n);
           EXPECT_GE(s.steps, 1u);
         }

@@ -17,19 +17,10 @@ for budget in $budgets; do
         "$build/evenfeed" plan "${source_flag[@]}" --world-size "$world" --tokens-per-rank "$budget" \
             --oversize truncate --cost quadratic --epochs 2 --no-baselines --json "$@"
       }
+      row_of() { python3 "$(dirname "$0")/plan_row.py" "$file" "$@"; }
       bounded=$(plan --max-batch-tokens "$budget")
-      unbounded=$(plan)
-      row=$(python3 "$(dirname "$0")/plan_row.py" "$file" --steps "$budget" <<<"$bounded")
-      extra=$(python3 -c '
-import json, sys
-b, u = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-def ok(j):
-    e = j["evenfeed"]; q = e["imbalance_quadratic"]
-    return (e["padding_waste"] <= 0.02 and q["mean"] <= 1.03 and q["p99"] <= 1.10 and
-            abs(e["lag1_batch_mean_length"]) <= 0.2 and e["repeated_pair_share"] <= 0.10)
-print("%d | %s | %d |" % (b["evenfeed"]["largest_batch_tokens"], "yes" if ok(u) else "no",
-                          u["evenfeed"]["largest_batch_tokens"]))' "$bounded" "$unbounded")
-      echo "$row $extra"
+      verdict=$(row_of --verdict <<<"$bounded")  # "yes | 8192 |": keep the largest batch
+      echo "$(row_of --steps "$budget" <<<"$bounded") ${verdict#* | } $(plan | row_of --verdict)"
     done
   done
 done

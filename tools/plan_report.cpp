@@ -78,11 +78,16 @@ std::unique_ptr<StepPlanner> make_ours(const LengthSource& lengths, const PlanRe
   return std::make_unique<DistributedSampler>(lengths.size(), world_size, r.sampler_options, state);
 }
 
+// With --oversize truncate, every planner's figures count a sample as cut to the budget,
+// as the loader cuts it: a user who truncates for us truncates for the baselines too.
+uint64_t measured_truncation(const PlanRequest& r) {
+  return r.bucketing && r.bucketing_options.oversize == OversizePolicy::kTruncate
+             ? r.bucketing_options.tokens_per_rank
+             : 0;
+}
+
 nlohmann::json plan_ours(const LengthSource& lengths, const PlanRequest& r) {
-  const uint64_t truncate = r.bucketing && r.bucketing_options.oversize == OversizePolicy::kTruncate
-                                ? r.bucketing_options.tokens_per_rank
-                                : 0;
-  PlanMetrics metrics(lengths, r.bucketing_options.cost.a, truncate);
+  PlanMetrics metrics(lengths, r.bucketing_options.cost.a, measured_truncation(r));
   DumpWriter dump(r.dump);
   double seconds = 0;
   for (uint32_t epoch = 0; epoch < r.epochs; ++epoch) {
@@ -108,7 +113,7 @@ nlohmann::json plan_ours(const LengthSource& lengths, const PlanRequest& r) {
 
 template <typename MakePlanner>
 nlohmann::json plan_baseline(const LengthSource& lengths, const PlanRequest& r, MakePlanner make) {
-  PlanMetrics metrics(lengths, r.bucketing_options.cost.a);
+  PlanMetrics metrics(lengths, r.bucketing_options.cost.a, measured_truncation(r));
   double seconds = 0;
   for (uint32_t epoch = 0; epoch < r.epochs; ++epoch) {
     metrics.begin_epoch();
@@ -133,8 +138,14 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                  "--resume-world-size must be at least 1");
   PlanRequest r = request;  // automatic options resolved once for every epoch's planner
   if (r.bucketing) r.bucketing_options = resolve_automatic(lengths, r.bucketing_options);
+  // The mean as planned: after truncation, when samples are cut to the budget. The
+  // fixed-batch baseline's batch size comes from it.
+  const uint64_t cut = measured_truncation(r);
   double mean = 0;
-  for (uint64_t id = 0; id < lengths.size(); ++id) mean += static_cast<double>(lengths.length(id));
+  for (uint64_t id = 0; id < lengths.size(); ++id) {
+    const uint64_t length = lengths.length(id);
+    mean += static_cast<double>(cut > 0 ? std::min(length, cut) : length);
+  }
   mean /= static_cast<double>(std::max<uint64_t>(1, lengths.size()));
   nlohmann::json report;
   report["config"] = {{"samples", lengths.size()},
@@ -151,7 +162,8 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                                                             : r.sampler_options.order.kind)},
                       {"seed", r.seed},
                       {"epochs", r.epochs},
-                      {"mean_length", mean}};
+                      {"mean_length", mean},
+                      {"truncated", cut > 0}};
   if (r.resume_at_step) {
     report["config"]["resume_at_step"] = *r.resume_at_step;
     report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);
@@ -182,9 +194,10 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
 std::string plan_report_text(const nlohmann::json& report) {
   const auto& c = report["config"];
   std::string out = fmt::format(
-      "{} samples (mean length {:.1f}), world size {}, {} planner, {} tokens per rank, {} cost, {} "
-      "epoch(s), seed {}\n",
-      c["samples"].get<uint64_t>(), c["mean_length"].get<double>(), c["world_size"].get<uint32_t>(),
+      "{} samples (mean length {:.1f}{}), world size {}, {} planner, {} tokens per rank, {} cost, "
+      "{} epoch(s), seed {}\n",
+      c["samples"].get<uint64_t>(), c["mean_length"].get<double>(),
+      c.value("truncated", false) ? ", cut to the budget" : "", c["world_size"].get<uint32_t>(),
       c["planner"].get<std::string>(), c["tokens_per_rank"].get<uint64_t>(),
       c["cost"].get<std::string>(), c["epochs"].get<uint32_t>(), c["seed"].get<uint64_t>());
   std::vector<std::pair<std::string, const nlohmann::json*>> columns = {

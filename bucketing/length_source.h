@@ -25,6 +25,22 @@ class SpanLengths : public LengthSource {
   std::span<const uint64_t> lengths_;
 };
 
+// Another source's lengths cut to at most `cap` (what the loader serves with
+// --oversize truncate).
+class TruncatedLengths : public LengthSource {
+ public:
+  TruncatedLengths(const LengthSource& lengths, uint64_t cap) : lengths_(lengths), cap_(cap) {}
+  uint64_t size() const override { return lengths_.size(); }
+  uint64_t length(uint64_t id) const override {
+    const uint64_t l = lengths_.length(id);
+    return l < cap_ ? l : cap_;
+  }
+
+ private:
+  const LengthSource& lengths_;
+  uint64_t cap_;
+};
+
 // Log-normal lengths (median `median`, log-sd `sigma`) with a heavy tail: a share
 // `tail_share` of samples is 20-100x the median. A pure function of (seed, id).
 class SyntheticLengths : public LengthSource {

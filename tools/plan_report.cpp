@@ -183,8 +183,11 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
     return std::make_unique<TorchStylePlanner>(lengths.size(), r.world_size, batch, r.seed, epoch);
   });
   if (r.bucketing) {
+    // It drops samples longer than the budget (as fairseq filters them), unless they are
+    // cut to it for every planner.
+    const TruncatedLengths as_cut(lengths, cut > 0 ? cut : UINT64_MAX);
     report["sorted_token_budget"] = plan_baseline(lengths, r, [&](uint32_t epoch) {
-      return std::make_unique<SortedBudgetPlanner>(lengths, r.bucketing_options.tokens_per_rank,
+      return std::make_unique<SortedBudgetPlanner>(as_cut, r.bucketing_options.tokens_per_rank,
                                                    r.world_size, r.seed, epoch);
     });
   }

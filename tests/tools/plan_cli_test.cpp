@@ -186,7 +186,7 @@ TEST(PlanCli, BadInputIsOneClearLine) {
   EXPECT_EQ(oversize.exit_code, 1);
   EXPECT_NE(oversize.err.find("sample 1 has length 7000"), std::string::npos) << oversize.err;
   // Truncated for us, truncated for the baselines: the fixed batch's size comes from the
-  // mean as cut (52.5, so one sample), and its 7,000-token sample counts as 100.
+  // mean as cut (52.5, so one sample), and the 7,000-token sample counts as 100.
   auto cut = run_command(kBin + " plan --lengths " + (tmp / "long.txt").string() +
                          " --tokens-per-rank 100 --oversize truncate --json");
   ASSERT_EQ(cut.exit_code, 0) << cut.err;
@@ -194,6 +194,8 @@ TEST(PlanCli, BadInputIsOneClearLine) {
   EXPECT_DOUBLE_EQ(cut_report["config"]["mean_length"].get<double>(), 52.5);
   EXPECT_EQ(cut_report["config"]["baseline_batch_size"], 1);
   EXPECT_EQ(cut_report["torch_distributed_sampler"]["largest_batch_tokens"], 100);
+  // The sorted baseline, which drops samples longer than the budget, keeps it cut.
+  EXPECT_EQ(cut_report["sorted_token_budget"]["dropped_per_epoch"], (std::vector<int>{0, 0}));
   EXPECT_EQ(run_command(kBin + " plan --lengths " + (tmp / "long.txt").string() +
                         " --world-size 0 --tokens-per-rank 9")
                 .exit_code,

@@ -12,7 +12,7 @@
 //    groups left incomplete are the most expensive ones, whose samples are alike
 //    (often documents truncated to the budget) and balance among themselves.
 // 3. Remaining fillers are packed at the full budget; batches sorted by cost form steps
-//    W at a time. With a sample cap (max_batch_size), fillers too short to fill the
+//    W at a time. With a sample cap or token bound, fillers too short to fill the
 //    budget at the cap ("capped") are cut apart, shortest first: a step's first batch
 //    at the cap, the others cut to its cost. They never complete a coarse group whose
 //    level they cannot reach, and are not taken back for a final cut.
@@ -23,9 +23,13 @@
 //    those steps is cut again to a level of its own. A final step left with one light
 //    batch (a few short samples after mid-length ones, too far apart in length to share
 //    a batch) borrows short samples from the finest-grained planned step, alike from
-//    each of its batches, when that makes both more level.
+//    each of its batches, when that makes both more level. Under a token bound
+//    (max_batch_tokens), lumps (samples alone in a batch and dearer than any batch of
+//    shorter ones) are placed before the final cut, with the dearest other batches as
+//    partners (plan_lump_runs).
 // 5. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
+// Steps 1-3 and 5 live in window_planner.cpp, step 4 in window_planner_final.cpp.
 #pragma once
 
 #include <cstdint>
@@ -76,7 +80,13 @@ class WindowPlanner {
   Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false,
                      size_t* unreachable = nullptr) const;
   struct Planned;  // a step under construction, with its mean sample length
+  struct Work;     // what one window's planning has made so far
   Planned make_step(std::vector<Batch> batches) const;
+  void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
+  void plan_fillers(std::vector<Entry> fillers, Work& work) const;
+  void plan_capped(Work& work) const;
+  void finish(Work& work) const;
+  void take_back_until_levellable(Work& work) const;
   double lump_level() const;
   std::vector<Planned> place_lumps(std::vector<Entry>& leftover) const;
   bool is_lump(const Entry& e) const;

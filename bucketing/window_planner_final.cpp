@@ -1,0 +1,357 @@
+// WindowPlanner, second part: what happens to samples that cannot be carried into the
+// next window (the epoch's last window, or a carry that outgrew a window). They are cut
+// into steps of exactly W batches (final_cut), the lightest final batches borrow from
+// the finest planned step, and under a token bound the lumps are placed first
+// (place_lumps). See window_planner.h for the whole sequence.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "bucketing/lump_runs.h"
+#include "bucketing/window_planner.h"
+#include "bucketing/window_planner_parts.h"
+
+namespace evenfeed {
+
+// A final step whose dearest batch costs at most this times the mean is level enough.
+static constexpr double kLevelEnough = 1.04;
+// A final step split in two may hold this many times its padded slots (cutting W ways
+// twice moves the boundaries between long samples; the padding target is 2%).
+static constexpr double kSplitSlack = 1.02;
+// At most this many lumps are placed by plan_lump_runs (quadratic in their number);
+// more are dense enough to be cut W at a time.
+static constexpr size_t kMostLumpsPlaced = 1024;
+
+// The most a batch of two or more samples can cost under the token bound (the budget
+// when there is none): a sample costing more is a lump, matched only by other lumps.
+double WindowPlanner::lump_level() const {
+  if (token_bound_ == 0) return budget_;
+  return std::min(budget_, 2 * options_.cost.per_sample(token_bound_ / 2));
+}
+
+// A lump: a sample longer than half the token bound, so alone in its batch, when a
+// batch of two or more samples cannot reach the budget (a superlinear cost model).
+bool WindowPlanner::is_lump(const Entry& e) const {
+  return token_bound_ > 0 && lump_level() < budget_ && e.length > token_bound_ / 2;
+}
+
+size_t WindowPlanner::lump_count(const std::vector<Entry>& entries) const {
+  return static_cast<size_t>(
+      std::count_if(entries.begin(), entries.end(), [&](const Entry& e) { return is_lump(e); }));
+}
+
+// Moves into `leftover` the planned steps whose dearest batch costs at least half the
+// lump level: their batches are the partners that can come near a lump's cost.
+void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
+                                       std::vector<Entry>& leftover) const {
+  const double useful = 0.5 * lump_level();
+  std::erase_if(planned, [&](const Planned& step) {
+    double dearest = 0;
+    for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
+    if (dearest < useful) return false;
+    for (const Batch& b : step.batches)
+      leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
+    return true;
+  });
+}
+
+// The leftover's lumps, placed by plan_lump_runs: each step a run of the dearest lumps
+// left, its other ranks given the dearest batches of the rest of the leftover (cut at
+// the budget in key order). What the steps do not take stays in `leftover`.
+std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry>& leftover) const {
+  std::vector<Entry> lumps, rest;
+  for (const Entry& e : leftover) (is_lump(e) ? lumps : rest).push_back(e);
+  if (lumps.empty() || lumps.size() > kMostLumpsPlaced) return {};
+  std::sort(lumps.begin(), lumps.end(), [](const Entry& a, const Entry& b) {
+    return a.length != b.length ? a.length > b.length : by_key(a, b);
+  });
+  std::sort(rest.begin(), rest.end(), by_key);
+  std::vector<Batch> partners = segment_at(rest, budget_);
+  std::stable_sort(partners.begin(), partners.end(),
+                   [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  std::vector<double> lump_costs, partner_costs;
+  for (const Entry& e : lumps) lump_costs.push_back(options_.cost.per_sample(e.length));
+  for (const Batch& b : partners) partner_costs.push_back(b.cost);
+  const std::optional<LumpRuns> runs = plan_lump_runs(lump_costs, partner_costs, world_size_);
+  if (!runs) return {};
+  // The runs' batches in one list (lumps, then the partners used), each step a list
+  // of indices into it, levelled further by swaps between steps.
+  std::vector<Batch> units;
+  for (size_t k = 0; k < lumps.size(); ++k)
+    units.push_back({{lumps[k]}, lumps[k].length, lump_costs[k]});
+  std::vector<std::vector<size_t>> members;
+  size_t lump = 0, partner = 0;
+  for (size_t run : runs->lumps_per_step) {
+    std::vector<size_t> step;
+    for (size_t k = 0; k < run; ++k) step.push_back(lump++);
+    while (step.size() < world_size_) {
+      step.push_back(units.size());
+      units.push_back(std::move(partners[partner++]));
+    }
+    members.push_back(std::move(step));
+  }
+  std::vector<double> unit_costs;
+  for (const Batch& b : units) unit_costs.push_back(b.cost);
+  swap_to_level(unit_costs, members, members.size() * world_size_);
+  std::vector<Planned> steps;
+  for (const std::vector<size_t>& step : members) {
+    std::vector<Batch> batches;
+    for (size_t k : step) batches.push_back(std::move(units[k]));
+    steps.push_back(make_step(std::move(batches)));
+  }
+  leftover.clear();
+  for (; partner < partners.size(); ++partner) {
+    const Batch& b = partners[partner];
+    leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
+  }
+  return steps;
+}
+
+// Steps a final cut of `entries` takes: enough for their mass at the full budget, and
+// for their segments at the full budget in key order. Sorts `entries` by key.
+size_t WindowPlanner::final_step_count(std::vector<Entry>& entries) const {
+  std::sort(entries.begin(), entries.end(), by_key);
+  double total = 0;
+  for (const Entry& e : entries) total += options_.cost.per_sample(e.length);
+  const double per_step = static_cast<double>(world_size_) * budget_;
+  size_t steps = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
+  while (segment_at(entries, budget_).size() > steps * world_size_) ++steps;
+  return steps;
+}
+
+// True when a final cut of `entries` would take more than one step and its last step
+// could not give every rank half the budget. Sorts `entries` by key.
+bool WindowPlanner::last_final_step_light(std::vector<Entry>& entries) const {
+  const size_t steps = final_step_count(entries);
+  if (steps <= 1) return false;
+  const std::vector<Batch> segments = cut_into(entries, steps * world_size_);
+  double tail = 0;
+  for (size_t k = (steps - 1) * world_size_; k < segments.size(); ++k) tail += segments[k].cost;
+  uint64_t longest = 1;
+  for (size_t k = (steps - 1) * world_size_; k < segments.size(); ++k)
+    longest = std::max(longest, segments[k].longest);
+  return tail < 0.5 * reachable(longest) * static_cast<double>(world_size_);
+}
+
+// The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
+// exactly W batches, contiguous in key order so padding stays low. All steps but the
+// last take the most expensive segments at one level; the last step's entries are cut
+// again to a level of their own, so a light last step is balanced too.
+std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> leftover) const {
+  std::vector<Planned> planned;
+  if (leftover.empty()) return planned;
+  const size_t W = world_size_;
+  const size_t step_count = final_step_count(leftover);
+  std::vector<Batch> segments = cut_into(leftover, step_count * W);
+  const size_t head = (step_count - 1) * W;
+  if (segments.size() > head + W || (step_count > 1 && segments.size() > head)) {
+    std::vector<Entry> rest;
+    for (size_t k = head; k < segments.size(); ++k)
+      rest.insert(rest.end(), segments[k].entries.begin(), segments[k].entries.end());
+    std::sort(rest.begin(), rest.end(), by_key);
+    segments.resize(head);
+    for (Batch& b : cut_into(rest, W)) segments.push_back(std::move(b));
+  }
+  const size_t last_step = (segments.size() - 1) / W * W;
+  std::vector<Batch> last_batches(segments.begin() + static_cast<long>(last_step), segments.end());
+  segments.resize(last_step);
+  for (size_t k = 0; k < segments.size(); k += W) {
+    planned.push_back(make_step(
+        {segments.begin() + static_cast<long>(k), segments.begin() + static_cast<long>(k + W)}));
+  }
+  for (std::vector<Batch>& step : split_off_light_tail(std::move(last_batches)))
+    planned.push_back(make_step(std::move(step)));
+  return planned;
+}
+
+// max/mean of the batches' costs, counting the ranks without a batch (1 when empty).
+double WindowPlanner::imbalance(const std::vector<Batch>& batches) const {
+  double total = 0, dearest = 0;
+  for (const Batch& b : batches) {
+    total += b.cost;
+    dearest = std::max(dearest, b.cost);
+  }
+  return total > 0 ? dearest * static_cast<double>(world_size_) / total : 1.0;
+}
+
+// A final step whose cheapest batches are short fillers far below the rest (a thousand
+// one-word paragraphs after a few dozen mid-length ones) cannot be levelled by cutting
+// it W ways: the short ones would be padded to the long ones' length. Such a step is
+// split in two, the longer samples cut W ways and the shortest (in key order) W ways,
+// when the shortest are fillers enough to give every rank a filler's grain and both
+// steps end more level than the one, with at most kSplitSlack times its padded slots.
+// Tried as the shortest: each run of the step's segments from the short end, and all
+// the fillers after its last coarse sample. The epoch gets one more, lighter step.
+std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_tail(
+    std::vector<Batch> step) const {
+  const size_t W = world_size_;
+  const double before = imbalance(step);
+  if (step.size() < W || before <= kLevelEnough) return {std::move(step)};
+  std::vector<Entry> entries;
+  for (const Batch& b : step) entries.insert(entries.end(), b.entries.begin(), b.entries.end());
+  std::sort(entries.begin(), entries.end(), by_key);
+  std::vector<size_t> tails;
+  std::sort(step.begin(), step.end(), [](const Batch& a, const Batch& b) {
+    return by_key(a.entries.front(), b.entries.front());
+  });
+  for (size_t k = step.size(), tail = 0; k-- > 1;) tails.push_back(tail += step[k].entries.size());
+  size_t fillers = 0;
+  while (fillers < entries.size() &&
+         per_batch(entries[entries.size() - 1 - fillers].length) >= kFillerPerBatch)
+    ++fillers;
+  tails.push_back(fillers);
+
+  std::vector<std::vector<Batch>> best{std::move(step)};
+  double best_imbalance = before, slots_before = slots(best[0]);
+  for (size_t tail : tails) {
+    if (tail < W * kFillerPerBatch || tail >= entries.size()) continue;
+    const auto first_short = entries.end() - static_cast<long>(tail);
+    if (per_batch(std::max_element(first_short, entries.end(), [](const Entry& a, const Entry& b) {
+                    return a.length < b.length;
+                  })->length) < kFillerPerBatch)
+      continue;
+    std::vector<Batch> longer = cut_into({entries.begin(), first_short}, W);
+    std::vector<Batch> shorter = cut_into({first_short, entries.end()}, W);
+    const double after = std::max(imbalance(longer), imbalance(shorter));
+    if (after < best_imbalance && slots(longer) + slots(shorter) <= kSplitSlack * slots_before) {
+      best_imbalance = after;
+      best = {std::move(longer), std::move(shorter)};
+    }
+  }
+  return best;
+}
+
+// Padded token slots of `batches` (count x longest, summed).
+double WindowPlanner::slots(const std::vector<Batch>& batches) {
+  double total = 0;
+  for (const Batch& b : batches)
+    total += static_cast<double>(b.entries.size()) * static_cast<double>(b.longest);
+  return total;
+}
+
+void WindowPlanner::recost(Batch& b) const {
+  b.longest = 0;
+  for (const Entry& e : b.entries) b.longest = std::max(b.longest, e.length);
+  b.cost = b.entries.empty() ? 0.0 : options_.cost.batch(b.entries.size(), b.longest);
+}
+
+// max/mean of a step's batch costs (1 for an empty step).
+double WindowPlanner::imbalance(const Planned& step) const {
+  return imbalance(step.batches);
+}
+
+// A final step's lightest batch, when its samples are too few and too far in length
+// from the rest to be levelled by cutting (a few short samples after mid-length ones),
+// takes samples from the finest-grained planned step: from each of that step's batches
+// in turn, the longest sample that does not lengthen the light batch (so nothing it
+// holds is padded more), until the light batch reaches the step's dearest. Kept only if
+// the step gets more level and the donor ends no less level than the step or than it
+// was. Returns whether anything moved.
+bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& step) const {
+  const double before = imbalance(step);
+  if (before <= kLevelEnough) return false;
+  auto donor =
+      std::max_element(planned.begin(), planned.end(),
+                       [](const Planned& x, const Planned& y) { return x.samples < y.samples; });
+  if (donor == planned.end() || donor->samples < 2 * world_size_) return false;
+  auto light = std::min_element(step.batches.begin(), step.batches.end(),
+                                [](const Batch& x, const Batch& y) { return x.cost < y.cost; });
+  double dearest = 0;
+  for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
+  const Planned donor_before = *donor;
+  const Batch light_before = *light;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (Batch& from : donor->batches) {
+      if (from.entries.size() < 2) continue;
+      auto pick = from.entries.end();
+      for (auto it = from.entries.begin(); it != from.entries.end(); ++it) {
+        if (it->length <= light->longest &&
+            (pick == from.entries.end() || it->length > pick->length))
+          pick = it;
+      }
+      if (pick == from.entries.end()) continue;
+      const double cost = options_.cost.batch(light->entries.size() + 1, light->longest);
+      if (cost > dearest || !fits(light->entries.size() + 1, light->longest)) break;
+      light->entries.push_back(*pick);
+      light->cost = cost;
+      from.entries.erase(pick);
+      moved = true;
+    }
+  }
+  for (Batch& b : donor->batches) recost(b);
+  count_samples(*donor);
+  const double after = imbalance(step);
+  if (after >= before || imbalance(*donor) > std::max(after, imbalance(donor_before))) {
+    *donor = donor_before;
+    *light = light_before;
+    return false;
+  }
+  count_samples(step);
+  return true;
+}
+
+// The samples that cannot be carried, cut into whole steps. Capped ones make steps of
+// their own when there are enough; lumps are placed first; then the final cut, with
+// planned steps taken back when the leftover cannot be levelled alone.
+void WindowPlanner::finish(Work& work) const {
+  const size_t W = world_size_;
+  // Capped samples left over are cut into steps of their own, level among themselves,
+  // when every rank can get a filler's grain of them; fewer join the rest.
+  if (work.capped.size() >= W * kFillerPerBatch) {
+    for (Planned& p : final_cut(std::move(work.capped))) work.apart.push_back(std::move(p));
+  } else {
+    work.leftover.insert(work.leftover.end(), work.capped.begin(), work.capped.end());
+  }
+  work.capped.clear();
+  // Under a token bound, lumps first: they take the dearest of the rest as partners,
+  // which are mostly in this window's planned steps of mid-length samples.
+  if (const size_t lumps = lump_count(work.leftover); lumps > 0 && lumps <= kMostLumpsPlaced) {
+    take_back_partners(work.planned, work.leftover);
+    for (Planned& p : place_lumps(work.leftover)) work.apart.push_back(std::move(p));
+  }
+  take_back_until_levellable(work);
+  std::vector<Planned> final_steps = final_cut(std::move(work.leftover));
+  work.leftover.clear();
+  for (Planned& step : final_steps) {
+    for (uint32_t k = 0; k < world_size_ && borrow_for_lightest(work.planned, step); ++k) {
+    }
+  }
+  for (Planned& p : final_steps) work.planned.push_back(std::move(p));
+}
+
+// A final cut is balanced only if every rank can reach the level of the leftover's
+// most expensive sample (and at least half the budget, so the last step is not a
+// near-empty one): the cheapest planned steps are taken back until the mass suffices.
+// More lumps than ranks force a second final step, which the lumps' mass may leave
+// nearly empty: then the finest-grained steps (most samples, so they can be cut to any
+// level) are taken back until that last step can reach half the budget on every rank.
+void WindowPlanner::take_back_until_levellable(Work& work) const {
+  const size_t W = world_size_;
+  auto take_back = [&](std::vector<Planned>::iterator step) {
+    for (const Batch& b : step->batches)
+      work.leftover.insert(work.leftover.end(), b.entries.begin(), b.entries.end());
+    work.planned.erase(step);
+  };
+  auto mass_short = [&] {
+    double mass = 0, largest = 0;
+    uint64_t longest = 1;
+    for (const Entry& e : work.leftover) {
+      const double c = options_.cost.per_sample(e.length);
+      mass += c;
+      largest = std::max(largest, c);
+      longest = std::max(longest, e.length);
+    }
+    return mass < static_cast<double>(W) * std::max(largest, 0.5 * reachable(longest));
+  };
+  while (!work.planned.empty() && mass_short()) take_back(work.planned.end() - 1);
+  while (last_final_step_light(work.leftover)) {
+    auto finest =
+        std::max_element(work.planned.begin(), work.planned.end(),
+                         [](const Planned& x, const Planned& y) { return x.samples < y.samples; });
+    if (finest == work.planned.end() || finest->samples <= W) break;
+    take_back(finest);
+  }
+}
+
+}  // namespace evenfeed

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "core/error.h"
 #include "loader/convert.h"
 #include "loader/dataset.h"
+#include "loader/jpeg_encode.h"
 #include "loader/jpeg_probe.h"
 #include "loader/jpeg_restart.h"
 #include "loader/verify.h"
@@ -278,6 +280,40 @@ TEST(ConvertImages, ReencodeStoresOtherFormatsAsJpeg) {
   EXPECT_EQ(d.index().widths()[0], 33u);
   EXPECT_EQ(d.index().heights()[0], 21u);
   EXPECT_TRUE(verify_dataset(tmp / "out", {.decode = true}).ok());
+}
+
+// A BMP or PPM header is cheap to forge, and TurboJPEG's loader allocates what it
+// declares before reading a pixel: the fuzzer found a 17-byte PPM asking for 4 GB. Such
+// sizes are refused from the header, as PNG's are.
+TEST(ConvertImages, ForgedBmpAndPpmSizesAreRefusedBeforeDecoding) {
+  testing::TempDir tmp;
+  std::string bmp(54, '\0');
+  bmp[0] = 'B';
+  bmp[1] = 'M';
+  bmp[14] = 40;  // BITMAPINFOHEADER; width 100,000, height -100,000 (top-down)
+  const unsigned char size[8] = {0xA0, 0x86, 0x01, 0x00, 0x60, 0x79, 0xFE, 0xFF};
+  for (int k = 0; k < 8; ++k) bmp[18 + k] = static_cast<char>(size[k]);
+  const std::vector<std::pair<std::string, std::string>> forged = {
+      {"huge.ppm", "P622222M62222 1e]"},  // as rdppm.c reads it: 22,222 x 62,222
+      {"huge.bmp", bmp},
+  };
+  for (const auto& [name, text] : forged) {
+    testing::write_text(tmp / name, text);
+    const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+    RgbImage image;
+    const auto problem = read_rgb_image(tmp / name, bytes, sniff_image_format(bytes), image);
+    ASSERT_TRUE(problem.has_value()) << name;
+    EXPECT_NE(problem->find("larger than 268 megapixels; resize it first"), std::string::npos)
+        << *problem;
+    EXPECT_TRUE(image.rgb.empty());
+  }
+  const std::string cut = "P6 12";
+  testing::write_text(tmp / "cut.ppm", cut);
+  RgbImage image;
+  const auto problem = read_rgb_image(
+      tmp / "cut.ppm", std::as_bytes(std::span(cut.data(), cut.size())), "PPM", image);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("unreadable PPM"), std::string::npos) << *problem;
 }
 
 TEST(ConvertImages, ExistingOutputNeedsForceAndIsReplacedWhole) {

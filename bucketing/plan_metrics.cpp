@@ -34,16 +34,10 @@ double mean_of(const std::vector<double>& v) {
 
 }  // namespace
 
-PlanMetrics::PlanMetrics(const LengthSource& lengths, double quadratic_a, uint64_t truncate_at)
-    : lengths_(lengths), truncate_at_(truncate_at) {
+PlanMetrics::PlanMetrics(const LengthSource& lengths, double quadratic_a) : lengths_(lengths) {
   linear_.kind = CostKind::kLinear;
   quadratic_.kind = CostKind::kQuadratic;
   quadratic_.a = quadratic_a;
-}
-
-uint64_t PlanMetrics::length(uint64_t id) const {
-  const uint64_t l = lengths_.length(id);
-  return truncate_at_ > 0 ? std::min(l, truncate_at_) : l;
 }
 
 void PlanMetrics::begin_epoch() {
@@ -66,7 +60,7 @@ void PlanMetrics::add(const PlanStep& step) {
   std::vector<uint32_t> earlier;
   for (const RankBatch& b : step.ranks) {
     uint64_t longest = 0;
-    for (uint64_t id : b.samples) longest = std::max(longest, length(id));
+    for (uint64_t id : b.samples) longest = std::max(longest, lengths_.length(id));
     const double lin = linear_.batch(b.samples.size(), longest),
                  quad = quadratic_.batch(b.samples.size(), longest);
     linear_max = std::max(linear_max, lin);
@@ -81,7 +75,7 @@ void PlanMetrics::add(const PlanStep& step) {
     for (size_t k = 0; k < b.samples.size(); ++k) {
       if (!b.slot_valid(k)) continue;
       const uint64_t id = b.samples[k];
-      const double l = static_cast<double>(length(id));
+      const double l = static_cast<double>(lengths_.length(id));
       real += 1;
       real_tokens_ += l;
       step_tokens += l;

@@ -21,8 +21,8 @@ struct ImbalanceSummary {
 
 class PlanMetrics {
  public:
-  // Lengths longer than `truncate_at` count as `truncate_at` (0: no truncation).
-  PlanMetrics(const LengthSource& lengths, double quadratic_a, uint64_t truncate_at = 0);
+  // Lengths as `lengths` gives them (a TruncatedLengths counts samples as cut).
+  PlanMetrics(const LengthSource& lengths, double quadratic_a);
 
   void begin_epoch();
   void add(const PlanStep& step);
@@ -42,11 +42,8 @@ class PlanMetrics {
   bool equal_step_counts() const { return equal_steps_; }
 
  private:
-  uint64_t length(uint64_t id) const;
-
   const LengthSource& lengths_;
   CostModel linear_, quadratic_;
-  uint64_t truncate_at_;
   // Per step.
   std::vector<double> imbalance_linear_, imbalance_quadratic_;
   double real_tokens_ = 0, slot_tokens_ = 0;

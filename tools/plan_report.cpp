@@ -83,11 +83,14 @@ std::unique_ptr<StepPlanner> make_ours(const LengthSource& lengths, const PlanRe
 uint64_t measured_truncation(const PlanRequest& r) {
   return r.bucketing && r.bucketing_options.oversize == OversizePolicy::kTruncate
              ? r.bucketing_options.tokens_per_rank
-             : 0;
+             : UINT64_MAX;
 }
 
-nlohmann::json plan_ours(const LengthSource& lengths, const PlanRequest& r) {
-  PlanMetrics metrics(lengths, r.bucketing_options.cost.a, measured_truncation(r));
+// `lengths` as our planner reads them (it truncates or refuses long samples itself);
+// `measured` as every planner's figures count them.
+nlohmann::json plan_ours(const LengthSource& lengths, const LengthSource& measured,
+                         const PlanRequest& r) {
+  PlanMetrics metrics(measured, r.bucketing_options.cost.a);
   DumpWriter dump(r.dump);
   double seconds = 0;
   for (uint32_t epoch = 0; epoch < r.epochs; ++epoch) {
@@ -112,8 +115,8 @@ nlohmann::json plan_ours(const LengthSource& lengths, const PlanRequest& r) {
 }
 
 template <typename MakePlanner>
-nlohmann::json plan_baseline(const LengthSource& lengths, const PlanRequest& r, MakePlanner make) {
-  PlanMetrics metrics(lengths, r.bucketing_options.cost.a, measured_truncation(r));
+nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r, MakePlanner make) {
+  PlanMetrics metrics(measured, r.bucketing_options.cost.a);
   double seconds = 0;
   for (uint32_t epoch = 0; epoch < r.epochs; ++epoch) {
     metrics.begin_epoch();
@@ -140,13 +143,11 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   if (r.bucketing) r.bucketing_options = resolve_automatic(lengths, r.bucketing_options);
   // The mean as planned: after truncation, when samples are cut to the budget. The
   // fixed-batch baseline's batch size comes from it.
-  const uint64_t cut = measured_truncation(r);
+  const TruncatedLengths measured(lengths, measured_truncation(r));
   double mean = 0;
-  for (uint64_t id = 0; id < lengths.size(); ++id) {
-    const uint64_t length = lengths.length(id);
-    mean += static_cast<double>(cut > 0 ? std::min(length, cut) : length);
-  }
-  mean /= static_cast<double>(std::max<uint64_t>(1, lengths.size()));
+  for (uint64_t id = 0; id < measured.size(); ++id)
+    mean += static_cast<double>(measured.length(id));
+  mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
   nlohmann::json report;
   report["config"] = {{"samples", lengths.size()},
                       {"world_size", r.world_size},
@@ -163,12 +164,12 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"seed", r.seed},
                       {"epochs", r.epochs},
                       {"mean_length", mean},
-                      {"truncated", cut > 0}};
+                      {"truncated", measured_truncation(r) != UINT64_MAX}};
   if (r.resume_at_step) {
     report["config"]["resume_at_step"] = *r.resume_at_step;
     report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);
   }
-  report["evenfeed"] = plan_ours(lengths, r);
+  report["evenfeed"] = plan_ours(lengths, measured, r);
 
   if (!r.baselines) return report;
   const uint64_t batch =
@@ -179,15 +180,14 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                 1, static_cast<uint64_t>(static_cast<double>(r.bucketing_options.tokens_per_rank) /
                                          mean));
   report["config"]["baseline_batch_size"] = batch;
-  report["torch_distributed_sampler"] = plan_baseline(lengths, r, [&](uint32_t epoch) {
+  report["torch_distributed_sampler"] = plan_baseline(measured, r, [&](uint32_t epoch) {
     return std::make_unique<TorchStylePlanner>(lengths.size(), r.world_size, batch, r.seed, epoch);
   });
   if (r.bucketing) {
     // It drops samples longer than the budget (as fairseq filters them), unless they are
     // cut to it for every planner.
-    const TruncatedLengths as_cut(lengths, cut > 0 ? cut : UINT64_MAX);
-    report["sorted_token_budget"] = plan_baseline(lengths, r, [&](uint32_t epoch) {
-      return std::make_unique<SortedBudgetPlanner>(as_cut, r.bucketing_options.tokens_per_rank,
+    report["sorted_token_budget"] = plan_baseline(measured, r, [&](uint32_t epoch) {
+      return std::make_unique<SortedBudgetPlanner>(measured, r.bucketing_options.tokens_per_rank,
                                                    r.world_size, r.seed, epoch);
     });
   }

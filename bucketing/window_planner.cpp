@@ -127,11 +127,15 @@ double WindowPlanner::noisy_sort_padding(const std::vector<PlanItem>& items) con
   return slots > 0 ? 1.0 - tokens / slots : 0.0;
 }
 
-// Whether a batch of `cap_` samples like `e` costs at least `level` (within the level
-// tolerance): shorter ones fill the sample cap before they reach it.
+// What the fullest batch of samples of `length` tokens costs (as many as fit).
+double WindowPlanner::full_batch_cost(uint64_t length) const {
+  return options_.cost.per_sample(length) * static_cast<double>(per_batch(length));
+}
+
+// Whether a full batch of samples like `e` costs at least `level` (within the level
+// tolerance): with a sample cap or token bound, shorter ones fill it before they reach it.
 bool WindowPlanner::reaches_at_cap(const Entry& e, double level) const {
-  return options_.cost.per_sample(e.length) * static_cast<double>(per_batch(e.length)) >=
-         level * (1 - options_.level_tolerance);
+  return full_batch_cost(e.length) >= level * (1 - options_.level_tolerance);
 }
 
 // A batch of the shortest fillers (taken from the back) costing as close to `level`
@@ -360,16 +364,14 @@ void WindowPlanner::plan_coarse(const std::vector<Entry>& coarse, std::vector<En
   // is taken): a group above it cannot be completed, and cut_to_level would scan every
   // filler to find that out, once per group.
   double filler_reach = 0;
-  for (const Entry& e : fillers)
-    filler_reach = std::max(filler_reach, options_.cost.per_sample(e.length) *
-                                              static_cast<double>(per_batch(e.length)));
+  for (const Entry& e : fillers) filler_reach = std::max(filler_reach, full_batch_cost(e.length));
   // Levels only rise in this loop, so fillers found unreachable stay so: each search
   // starts where the last one found nothing (`unreachable`, meaningful when bounded).
   size_t unreachable = fillers.size();
   for (size_t g = groups.size(); g-- > 0;) {
     std::vector<Batch>& group = groups[g].batches;
     const bool reachable =
-        !bounded() || !(filler_reach < groups[g].level * (1 - options_.level_tolerance));
+        !bounded() || filler_reach >= groups[g].level * (1 - options_.level_tolerance);
     while (reachable && group.size() < W) {
       Batch filler = cut_to_level(fillers, groups[g].level, false, &unreachable);
       if (filler.entries.empty()) break;

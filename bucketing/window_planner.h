@@ -76,6 +76,7 @@ class WindowPlanner {
   // reaching the budget.
   bool bounded() const { return cap_ != UINT64_MAX || token_bound_ > 0; }
   std::vector<Batch> pack(const std::vector<Entry>& entries) const;
+  double full_batch_cost(uint64_t length) const;
   bool reaches_at_cap(const Entry& e, double level) const;
   Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false,
                      size_t* unreachable = nullptr) const;

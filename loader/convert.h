@@ -64,6 +64,9 @@ struct ConvertReport {
   std::vector<std::string> warnings;
   uint64_t rewritten_as_baseline = 0;
   uint64_t with_restart_markers = 0;  // JPEGs stored with the restart layout
+  // Motion-JPEG frames stored with the standard Huffman tables they left out written in
+  // (loader/jpeg_default_tables.h).
+  uint64_t with_default_huffman_tables = 0;
   double seconds = 0;
 };
 

@@ -11,6 +11,7 @@
 #include "loader/convert.h"
 #include "loader/convert_pipeline.h"
 #include "loader/image_sources.h"
+#include "loader/jpeg_default_tables.h"
 #include "loader/jpeg_encode.h"
 #include "loader/jpeg_probe.h"
 #include "loader/jpeg_restart.h"
@@ -25,6 +26,7 @@ struct ImageScratch {
   std::unique_ptr<TjHandle> compressor;        // only with --reencode
   std::unique_ptr<JpegTranscoder> transcoder;  // baseline rewrites and restart markers
   std::vector<std::byte> transcoded;
+  std::vector<std::byte> with_tables;
   std::vector<std::byte> file;
   std::vector<std::byte> reencoded;
   std::vector<unsigned char> pixels;
@@ -84,12 +86,18 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   DatasetWriter writer(out, writer_options);
 
   tbb::enumerable_thread_specific<ImageScratch> scratch;
-  std::atomic<uint64_t> rewritten{0}, restarted{0};
+  std::atomic<uint64_t> rewritten{0}, restarted{0}, tables_added{0};
   auto prepare = [&](uint64_t i, PreparedSample& sample) -> std::optional<std::string> {
     ImageScratch& s = scratch.local();
     const ImageInput& input = sources.inputs[i];
     std::span<const std::byte> jpeg;
     if (auto problem = jpeg_bytes_of(input, options, s, jpeg)) return problem;
+    // A Motion-JPEG frame gets the standard Huffman tables it leaves out written in,
+    // so it is stored as a JPEG that every decoder reads alike.
+    if (add_default_huffman_tables(jpeg, s.with_tables)) {
+      jpeg = s.with_tables;
+      ++tables_added;
+    }
     JpegInfo info;
     if (auto problem = probe_jpeg(s.decompressor, jpeg, false, info, s.pixels)) return problem;
     // Rewritten losslessly: with restart markers (unless a progressive file is kept
@@ -125,6 +133,7 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   commit_conversion(writer, src, "inputs", start, report);
   report.rewritten_as_baseline = rewritten;
   report.with_restart_markers = restarted;
+  report.with_default_huffman_tables = tables_added;
   return report;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "loader/jpeg_segments.h"
+
 namespace evenfeed {
 namespace {
 
@@ -12,97 +14,22 @@ bool starts_with(std::span<const std::byte> bytes, const char* magic, size_t off
   return bytes.size() >= offset + n && std::memcmp(bytes.data() + offset, magic, n) == 0;
 }
 
-bool is_frame_marker(unsigned char marker) {  // SOF0-SOF15 but DHT, JPG and DAC
-  return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
-}
-
-// Calls visit(marker, begin, end) for each marker segment after SOI, [begin, end) being
-// the segment's bytes after its length, until visit returns false. Bounded by the
-// buffer: stops at a byte that is not a marker or a segment that runs past the end.
-template <typename Visit>
-void walk_segments(std::span<const std::byte> bytes, Visit visit) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  const size_t n = bytes.size();
-  for (size_t i = 2; i + 4 <= n;) {
-    if (p[i] != 0xFF) return;
-    const unsigned char marker = p[i + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++i;
-      continue;
-    }
-    const size_t length = (size_t{p[i + 2]} << 8) | p[i + 3];
-    const size_t end = i + 2 + length;
-    if (length < 2 || end > n || !visit(marker, i + 4, end)) return;
-    i = end;
-  }
-}
-
 // True when the first frame is progressive (SOF2, SOF6, SOF10, SOF14).
 bool is_progressive(std::span<const std::byte> bytes) {
   bool progressive = false;
-  walk_segments(bytes, [&](unsigned char marker, size_t, size_t) {
-    if (!is_frame_marker(marker)) return true;
+  walk_jpeg_segments(bytes, [&](unsigned char marker, size_t, size_t) {
+    if (!is_jpeg_frame_marker(marker)) return true;
     progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
     return false;
   });
   return progressive;
 }
 
-// The tables a JPEG's header defines and the ones its frame and first scan use.
-struct TableUse {
-  bool quant_defined[4] = {}, quant_used[4] = {};
-  bool huff_defined[2][4] = {}, huff_used[2][4] = {};  // [DC, AC][table]
-  bool arithmetic = false, progressive = false;
-};
-
-// Reads the DQT, DHT, SOFn and first SOS segments into `use`; false when the header
-// cannot be parsed (left for the decoder to report).
-bool read_table_use(std::span<const std::byte> bytes, TableUse& use) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  bool read = false;  // set on reaching the first scan
-  walk_segments(bytes, [&](unsigned char marker, size_t begin, size_t end) {
-    if (marker == 0xDB) {  // DQT: (precision << 4 | id), 64 or 128 bytes, repeated
-      for (size_t k = begin; k < end;) {
-        use.quant_defined[p[k] & 3] = true;
-        k += 1 + ((p[k] >> 4) ? 128 : 64);
-      }
-    } else if (marker == 0xC4) {  // DHT: (class << 4 | id), 16 counts, values, repeated
-      for (size_t k = begin; k + 17 <= end;) {
-        size_t values = 0;
-        for (size_t c = 1; c <= 16; ++c) values += p[k + c];
-        use.huff_defined[(p[k] >> 4) & 1][p[k] & 3] = true;
-        k += 17 + values;
-      }
-    } else if (is_frame_marker(marker)) {  // SOFn: P, Y, X, Nf, then (C, H/V, Tq) each
-      // Lossless and hierarchical frames are left to the decoder (which says whether
-      // it supports them); only DCT frames with Huffman or arithmetic coding are read.
-      const bool dct =
-          marker == 0xC0 || marker == 0xC1 || marker == 0xC2 || marker == 0xC9 || marker == 0xCA;
-      if (!dct || end < begin + 6) return false;
-      use.arithmetic = marker >= 0xC9;
-      use.progressive = marker == 0xC2 || marker == 0xCA;
-      for (size_t c = 0; c < p[begin + 5] && begin + 6 + 3 * c + 2 < end; ++c)
-        use.quant_used[p[begin + 6 + 3 * c + 2] & 3] = true;
-    } else if (marker == 0xDA) {  // SOS: Ns, then (Cs, Td << 4 | Ta) each
-      if (end <= begin) return false;
-      for (size_t c = 0; c < p[begin] && begin + 1 + 2 * c + 1 < end; ++c) {
-        const unsigned char tables = p[begin + 1 + 2 * c + 1];
-        use.huff_used[0][(tables >> 4) & 3] = true;
-        use.huff_used[1][tables & 3] = true;
-      }
-      read = true;
-      return false;
-    }
-    return true;
-  });
-  return read;
-}
-
 }  // namespace
 
 std::optional<std::string> missing_jpeg_tables(std::span<const std::byte> bytes) {
-  TableUse use;
-  if (!starts_with(bytes, "\xFF\xD8") || !read_table_use(bytes, use)) return std::nullopt;
+  JpegTableUse use;
+  if (!starts_with(bytes, "\xFF\xD8") || !read_jpeg_table_use(bytes, use)) return std::nullopt;
   for (int t = 0; t < 4; ++t) {
     if (use.quant_used[t] && !use.quant_defined[t])
       return fmt::format("corrupt JPEG: Quantization table 0x{:02x} was not defined", t);

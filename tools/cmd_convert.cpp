@@ -46,7 +46,8 @@ int print_report(const ConvertReport& r, bool json) {
                         {"shards", r.shards},
                         {"seconds", r.seconds},
                         {"rewritten_as_baseline", r.rewritten_as_baseline},
-                        {"with_restart_markers", r.with_restart_markers}};
+                        {"with_restart_markers", r.with_restart_markers},
+                        {"with_default_huffman_tables", r.with_default_huffman_tables}};
     j["skipped"] = nlohmann::json::array();
     for (const auto& s : r.skipped)
       j["skipped"].push_back({{"source", s.source}, {"reason", s.reason}});

@@ -1,8 +1,8 @@
 // Fuzz target: the loader's JPEG path. The first 6 bytes choose the crop (as shares of
-// the image) and the output size; the rest is the JPEG. Probe, rewrite with restart
-// markers as convert does, choose the DCT scale, decode only the crop's region (a
-// window of MCUs when the input has the restart layout), then resize and store, as
-// Loader does per sample.
+// the image) and the output size; the rest is the JPEG. Write in missing standard
+// Huffman tables, probe, rewrite with restart markers as convert does, choose the DCT
+// scale, decode only the crop's region (a window of MCUs when the input has the
+// restart layout), then resize and store, as Loader does per sample.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "loader/crop.h"
 #include "loader/image_transform.h"
+#include "loader/jpeg_default_tables.h"
 #include "loader/jpeg_probe.h"
 #include "loader/jpeg_region_decoder.h"
 #include "loader/jpeg_restart.h"
@@ -18,7 +19,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 6) return 0;
-  const std::span<const std::byte> jpeg(reinterpret_cast<const std::byte*>(data + 6), size - 6);
+  std::span<const std::byte> jpeg(reinterpret_cast<const std::byte*>(data + 6), size - 6);
+  static std::vector<std::byte> with_tables;
+  if (evenfeed::add_default_huffman_tables(jpeg, with_tables)) jpeg = with_tables;
   static evenfeed::TjHandle probe(evenfeed::TjHandle::Mode::kDecompress);
   static evenfeed::JpegRegionDecoder decoder;
   static std::vector<unsigned char> scratch;

@@ -73,6 +73,9 @@ void jpeg_seeds(const fs::path& dir) {
     write_jpeg_seed(dir / ("seed-" + name + "-restart"), prefix, restarted);
     prefix = static_cast<uint8_t>(prefix + 30);
   }
+  // A Motion-JPEG frame: no Huffman tables, which convert writes in.
+  write_jpeg_seed(dir / "seed-420-motion-jpeg", prefix,
+                  evenfeed::testing::drop_jpeg_segments(make_jpeg(kinds[0].second), 0xC4));
 }
 
 void token_seeds(const fs::path& dir) {

@@ -117,6 +117,32 @@ TEST(ConvertImages, KeepProgressiveStoresEveryFileByteExact) {
   EXPECT_TRUE(std::equal(stored.begin(), stored.end(), source.begin(), source.end()));
 }
 
+TEST(ConvertImages, MotionJpegFramesAreStoredWithTheStandardHuffmanTables) {
+  // A frame without Huffman tables decodes with the standard ones in a fresh decoder
+  // (as PIL and torchvision decode it); stored, it must give the same pixels.
+  testing::TempDir tmp;
+  const auto good = testing::make_jpeg({.width = 70, .height = 50});
+  const auto mjpeg = testing::drop_jpeg_segments(good, 0xC4);
+  ASSERT_LT(mjpeg.size(), good.size());
+  testing::write_file(tmp / "src" / "c" / "frame.jpg", mjpeg);
+  for (bool restart_markers : {true, false}) {
+    SCOPED_TRACE(restart_markers);
+    ConvertOptions o = quiet_options();
+    o.restart_markers = restart_markers;
+    o.force = true;
+    ConvertReport r = convert_images(tmp / "src", tmp / "out", o);
+    EXPECT_EQ(r.samples, 1u);
+    EXPECT_EQ(r.with_default_huffman_tables, 1u);
+    Dataset d(tmp / "out");
+    Dataset::ReadSession session(d);
+    const auto stored = d.read(session, 0, true).payload;
+    EXPECT_FALSE(missing_jpeg_tables(stored));
+    EXPECT_EQ(decode_pixels(stored), decode_pixels(good));
+    EXPECT_EQ(decode_pixels(mjpeg), decode_pixels(good));
+    EXPECT_TRUE(verify_dataset(tmp / "out", {.decode = true, .threads = 1}).ok());
+  }
+}
+
 TEST(ConvertImages, SameOutputWhateverTheThreadCount) {
   testing::TempDir tmp;
   testing::make_image_tree(tmp / "src", 2, 9);

@@ -26,6 +26,9 @@ struct JpegSpec {
 
 std::vector<std::byte> make_jpeg(const JpegSpec& spec);
 std::vector<std::byte> make_png(int width, int height, uint64_t seed);
+// `jpeg` without its marker segments of type `marker` before the first scan (0xC4 drops
+// the Huffman tables, as a Motion-JPEG frame leaves them out; 0xDB the quantization ones).
+std::vector<std::byte> drop_jpeg_segments(const std::vector<std::byte>& jpeg, unsigned char marker);
 
 void write_file(const std::filesystem::path& path, const std::vector<std::byte>& bytes);
 void write_text(const std::filesystem::path& path, const std::string& text);

@@ -79,6 +79,22 @@ std::vector<std::byte> make_jpeg(const JpegSpec& s) {
   return out;
 }
 
+std::vector<std::byte> drop_jpeg_segments(const std::vector<std::byte>& jpeg,
+                                          unsigned char marker) {
+  std::vector<std::byte> out(jpeg.begin(), jpeg.begin() + 2);
+  size_t i = 2;
+  while (i + 4 <= jpeg.size() && jpeg[i + 1] != std::byte{0xDA}) {
+    const size_t length =
+        (std::to_integer<size_t>(jpeg[i + 2]) << 8) | std::to_integer<size_t>(jpeg[i + 3]);
+    if (jpeg[i + 1] != std::byte{marker})
+      out.insert(out.end(), jpeg.begin() + static_cast<long>(i),
+                 jpeg.begin() + static_cast<long>(i + 2 + length));
+    i += 2 + length;
+  }
+  out.insert(out.end(), jpeg.begin() + static_cast<long>(i), jpeg.end());
+  return out;
+}
+
 std::vector<std::byte> make_png(int width, int height, uint64_t seed) {
   auto pixels = picture(width, height, 3, seed);
   png_image image;

@@ -87,6 +87,13 @@ std::optional<std::string> probe_jpeg(TjHandle& decompressor, std::span<const st
     if (error.find("Unsupported JPEG data precision") != std::string::npos)
       return fmt::format("unsupported JPEG: {} (only 8-bit JPEGs decode); re-encode it as 8-bit",
                          error);
+    // Sampling factors other than TurboJPEG's (4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:1:0,
+    // grey), e.g. Cb at 1x1 and Cr at 2x2: legal but rare, and not decodable here.
+    if (error.find("Could not determine subsampling type") != std::string::npos)
+      return fmt::format(
+          "unsupported JPEG: its chroma subsampling is none of 4:4:4, 4:2:2, 4:2:0, 4:4:0, "
+          "4:1:1 ({}); re-encode it",
+          error);
     return fmt::format("corrupt JPEG header: {}", error);
   }
   if (info.width <= 0 || info.height <= 0)

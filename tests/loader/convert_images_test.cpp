@@ -206,6 +206,15 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
     }
   }
   testing::write_file(root / "c" / "twelve_bit.jpg", twelve_bit);
+  // Legal sampling factors TurboJPEG has no name for: Y 2x2, Cb 1x1, Cr 2x2.
+  auto odd_sampling = testing::make_jpeg({.width = 32, .height = 32, .subsampling = TJSAMP_444});
+  for (size_t k = 0; k + 18 < odd_sampling.size(); ++k) {
+    if (odd_sampling[k] == std::byte{0xFF} && odd_sampling[k + 1] == std::byte{0xC0}) {
+      odd_sampling[k + 11] = odd_sampling[k + 17] = std::byte{0x22};  // (C, H << 4 | V, Tq)
+      break;
+    }
+  }
+  testing::write_file(root / "c" / "odd_sampling.jpg", odd_sampling);
   testing::write_text(root / "c" / "notes.jpg", "not an image at all");
   testing::write_file(root / "c" / "picture.png", testing::make_png(10, 10, 1));
   testing::write_text(root / "c" / "y_animation.gif", "GIF89a and the rest of a GIF");
@@ -216,6 +225,7 @@ std::map<std::string, std::string> make_bad_tree(const fs::path& root) {
           {"c/damaged.jpg", "corrupt JPEG"},
           {"c/empty.jpg", "empty file"},
           {"c/twelve_bit.jpg", "unsupported JPEG: Unsupported JPEG data precision 12"},
+          {"c/odd_sampling.jpg", "unsupported JPEG: its chroma subsampling is none of"},
           {"c/notes.jpg", "not a JPEG (unknown file type)"},
           {"c/picture.png", "not a JPEG but PNG; pass --reencode"},
           {"c/y_animation.gif", "not a JPEG but GIF, which evenfeed cannot read; convert it"}};

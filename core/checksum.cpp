@@ -26,7 +26,7 @@ uint64_t parse_checksum_hex(const std::string& text, const std::string& where) {
       text.size() == 16 && text.find_first_not_of("0123456789abcdef") == std::string::npos,
       "{}: checksum '{}' is not 16 lower-case hex digits; the manifest is damaged, "
       "re-run `evenfeed convert`",
-      where, text);
+      where, excerpt(text));
   return std::stoull(text, nullptr, 16);
 }
 

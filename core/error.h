@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace evenfeed {
 
@@ -23,6 +24,11 @@ template <typename... Args>
 
 // Throws an Error naming the failed call and the errno text; `where` says which file.
 [[noreturn]] void fail_errno(const std::string& what, const std::string& where, int error_number);
+
+// A piece of input quoted in an error line: bytes outside printable ASCII become \xNN
+// and text past `limit` bytes becomes "...", so a binary file read as text cannot fill
+// the terminal or garble it.
+std::string excerpt(std::string_view text, size_t limit = 60);
 
 }  // namespace evenfeed
 

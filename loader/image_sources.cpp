@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <fstream>
 #include <string_view>
 
 #include "core/error.h"
+#include "loader/jpeg_probe.h"
 
 namespace evenfeed {
 namespace fs = std::filesystem;
@@ -110,7 +112,7 @@ ImageSources read_list(const fs::path& list) {
     // `path label`; the path may contain spaces, so the label is the last field.
     size_t split = line.find_last_of(" \t");
     EVENFEED_CHECK(split != std::string::npos, "{}:{}: expected `path label`, got '{}'",
-                   list.string(), number, line);
+                   list.string(), number, excerpt(line));
     std::string path = line.substr(0, split);
     while (!path.empty() && (path.back() == ' ' || path.back() == '\t')) path.pop_back();
     const std::string label_text = line.substr(split + 1);
@@ -119,7 +121,7 @@ ImageSources read_list(const fs::path& list) {
         std::from_chars(label_text.data(), label_text.data() + label_text.size(), label);
     EVENFEED_CHECK(ec == std::errc() && end == label_text.data() + label_text.size() && label >= 0,
                    "{}:{}: label '{}' is not a non-negative integer", list.string(), number,
-                   label_text);
+                   excerpt(label_text));
     fs::path resolved = fs::path(path).is_absolute() ? fs::path(path) : base / path;
     out.inputs.push_back({resolved, path, label});
     out.total_bytes += size_or_zero(resolved);
@@ -134,6 +136,15 @@ ImageSources find_image_sources(const fs::path& src) {
   std::error_code ec;
   EVENFEED_CHECK(fs::exists(src, ec), "{}: no such file or directory", src.string());
   if (fs::is_directory(src, ec)) return scan_folder(src);
+  // A common slip: one image given where the tree or the list belongs.
+  std::array<char, 16> head{};
+  std::ifstream(src, std::ios::binary).read(head.data(), head.size());
+  const std::string format =
+      sniff_image_format(std::as_bytes(std::span<const char>(head.data(), head.size())));
+  EVENFEED_CHECK(format.empty(),
+                 "{}: is a {} image, not a folder or a list; SRC is an ImageFolder tree "
+                 "(one subfolder per class) or a list file of `path label` lines",
+                 src.string(), format);
   return read_list(src);
 }
 

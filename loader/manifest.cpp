@@ -39,7 +39,7 @@ std::string file_name_field(const json& object, const std::string& where) {
   std::string name = string_field(object, "file", where);
   EVENFEED_CHECK(
       !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..",
-      "{}: '{}' is not a plain file name", where, name);
+      "{}: '{}' is not a plain file name", where, excerpt(name));
   return name;
 }
 
@@ -121,7 +121,8 @@ Manifest Manifest::from_json(const std::string& text, const std::string& where) 
                  where, version, kFormatVersion);
   Manifest m;
   std::string kind = string_field(j, "kind", where);
-  EVENFEED_CHECK(kind == "image" || kind == "tokens", "{}: unknown kind '{}'", where, kind);
+  EVENFEED_CHECK(kind == "image" || kind == "tokens", "{}: unknown kind '{}'", where,
+                 excerpt(kind));
   m.kind = kind == "image" ? DatasetKind::kImage : DatasetKind::kTokens;
   m.num_samples = uint_field(j, "num_samples", where);
   m.total_bytes = uint_field(j, "total_bytes", where);
@@ -134,7 +135,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& where) 
   if (m.kind == DatasetKind::kTokens) {
     std::string dtype = string_field(j, "token_dtype", where);
     EVENFEED_CHECK(dtype == "uint16" || dtype == "uint32", "{}: unknown token_dtype '{}'", where,
-                   dtype);
+                   excerpt(dtype));
     m.token_dtype = dtype == "uint16" ? TokenDtype::kUint16 : TokenDtype::kUint32;
     m.vocab_size = uint_field(j, "vocab_size", where);
   }

@@ -272,7 +272,7 @@ std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {
     auto [ptr, ec] = std::from_chars(line.data() + begin, line.data() + end, value);
     EVENFEED_CHECK(ec == std::errc() && ptr == line.data() + end,
                    "{}:{}: '{}' is not an integer length", path.string(), number,
-                   line.substr(begin, end - begin));
+                   excerpt(std::string_view(line).substr(begin, end - begin)));
     EVENFEED_CHECK(value > 0,
                    "{}:{}: length {} is not positive; every sample needs at least one token",
                    path.string(), number, value);

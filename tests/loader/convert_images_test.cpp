@@ -381,5 +381,33 @@ TEST(ConvertImages, MissingOrEmptySourcesAreClearErrors) {
   EXPECT_FALSE(fs::exists(tmp / "out"));
 }
 
+// The message of the Error that converting `src` throws, or "" when none is thrown.
+std::string conversion_error(const fs::path& src, const fs::path& out) {
+  try {
+    convert_images(src, out, quiet_options());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConvertImages, AnImageOrABinaryFileGivenAsTheListIsNamedAsSuch) {
+  testing::TempDir tmp;
+  testing::write_file(tmp / "one.jpg", testing::make_jpeg({}));
+  EXPECT_NE(conversion_error(tmp / "one.jpg", tmp / "out").find("is a JPEG image, not a folder"),
+            std::string::npos);
+  // A binary file read as a list: its bytes are quoted escaped and cut short, so the
+  // error stays one readable line.
+  std::string binary = "\x01\x02\x1b[2J";
+  binary += std::string(500, '\xfe');
+  testing::write_text(tmp / "files.lst", binary);
+  const std::string message = conversion_error(tmp / "files.lst", tmp / "out");
+  EXPECT_NE(message.find("expected `path label`, got '\\x01\\x02\\x1b[2J\\xfe"), std::string::npos)
+      << message;
+  EXPECT_LT(message.size(), 400u);
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
 }  // namespace
 }  // namespace evenfeed

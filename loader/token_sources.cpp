@@ -80,8 +80,11 @@ class JsonlSource : public MappedTokenSource {
     const char* text = reinterpret_cast<const char*>(files_[d.file].bytes().data()) + d.offset;
     nlohmann::json j = nlohmann::json::parse(text, text + d.count, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return std::string("not a JSON object");
+    // Hugging Face tokenisers (and `datasets`' to_json) name the array "input_ids".
     auto t = j.find("tokens");
-    if (t == j.end() || !t->is_array()) return std::string("no \"tokens\" array");
+    if (t == j.end()) t = j.find("input_ids");
+    if (t == j.end() || !t->is_array())
+      return std::string("no \"tokens\" (or \"input_ids\") array");
     tokens.clear();
     tokens.reserve(t->size());
     for (const auto& v : *t) {

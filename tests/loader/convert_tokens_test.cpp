@@ -57,6 +57,20 @@ TEST(ConvertTokens, JsonLinesRoundTripWithLabelsAndNarrowIds) {
   EXPECT_EQ(d.index().source_name(1), "in.jsonl:line 3");
 }
 
+TEST(ConvertTokens, JsonLinesMayNameTheArrayInputIds) {
+  // As a Hugging Face tokeniser writes it; "tokens" wins when a line has both.
+  testing::TempDir tmp;
+  testing::write_text(tmp / "in.jsonl",
+                      "{\"input_ids\":[5,6],\"attention_mask\":[1,1],\"label\":1}\n"
+                      "{\"tokens\":[7],\"input_ids\":[8,9]}\n");
+  convert_tokens(tmp / "in.jsonl", tmp / "out", options());
+  Dataset d(tmp / "out");
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(tokens_of(d, 0), (std::vector<uint32_t>{5, 6}));
+  EXPECT_EQ(tokens_of(d, 1), (std::vector<uint32_t>{7}));
+  EXPECT_EQ(d.index().labels()[0], 1);
+}
+
 TEST(ConvertTokens, WideIdsSelectUint32) {
   testing::TempDir tmp;
   testing::write_text(tmp / "in.jsonl", "{\"tokens\":[65536, 4000000000]}\n");

@@ -330,6 +330,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
     finish(work);
   }
   for (Planned& p : work.apart) work.planned.push_back(std::move(p));
+  level_by_swaps(work.planned);
   return emit_in_chosen_order(work.planned, window_index, previous_mean, steps);
 }
 

@@ -105,6 +105,7 @@ class WindowPlanner {
   double imbalance(const Planned& step) const;
   static void count_samples(Planned& step);
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step) const;
+  void level_by_swaps(std::vector<Planned>& steps) const;
   void recost(Batch& b) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                               double previous_mean, std::vector<StepBatches>& steps) const;

@@ -320,6 +320,37 @@ void WindowPlanner::finish(Work& work) const {
   for (Planned& p : final_steps) work.planned.push_back(std::move(p));
 }
 
+// A step left far from level, most often a final step with a few light batches or
+// lumps of mixed cost, can be levelled by exchanging whole batches with the window's
+// other steps: a light batch costs a level step little (its mean falls by the
+// batch's deficit / W), and the batch it gives back is at that step's level. Batches
+// stay whole, so padding and every sample's batch mates are unchanged; only the step a
+// batch runs in moves. Does nothing when every step is within kLevelEnough.
+void WindowPlanner::level_by_swaps(std::vector<Planned>& steps) const {
+  const size_t W = world_size_;
+  const bool level = std::all_of(steps.begin(), steps.end(),
+                                 [&](const Planned& s) { return imbalance(s) <= kLevelEnough; });
+  if (level) return;
+  std::vector<Batch> units;
+  std::vector<std::vector<size_t>> members;
+  for (Planned& step : steps) {
+    std::vector<size_t> indices;
+    for (Batch& b : step.batches) {
+      indices.push_back(units.size());
+      units.push_back(std::move(b));
+    }
+    members.push_back(std::move(indices));
+  }
+  std::vector<double> costs;
+  for (const Batch& b : units) costs.push_back(b.cost);
+  swap_to_level(costs, members, 4 * W);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    std::vector<Batch> batches;
+    for (size_t k : members[s]) batches.push_back(std::move(units[k]));
+    steps[s] = make_step(std::move(batches));
+  }
+}
+
 // A final cut is balanced only if every rank can reach the level of the leftover's
 // most expensive sample (and at least half the budget, so the last step is not a
 // near-empty one): the cheapest planned steps are taken back until the mass suffices.

@@ -27,9 +27,12 @@
 //    (max_batch_tokens), lumps (samples alone in a batch and dearer than any batch of
 //    shorter ones) are placed before the final cut, with the dearest other batches as
 //    partners (plan_lump_runs).
-// 5. The step order is chosen among a few seeded shuffles to keep the lag-1
+// 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
+//    steps while that lowers the worst of the two (level_by_swaps): padding and batch
+//    mates do not change, only the step a batch runs in.
+// 6. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
-// Steps 1-3 and 5 live in window_planner.cpp, step 4 in window_planner_final.cpp.
+// Steps 1-3 and 6 live in window_planner.cpp, steps 4 and 5 in window_planner_final.cpp.
 #pragma once
 
 #include <cstdint>

@@ -101,6 +101,10 @@ std::optional<std::string> read_rgb_image(const std::filesystem::path& path,
       return fmt::format("PNG of {} x {} pixels is larger than {} megapixels; resize it first",
                          image.width, image.height, kMaxReencodePixels / 1000000);
     }
+    // 16-bit samples without gAMA or sRGB chunks: libpng would assume linear light and
+    // brighten them on the way to 8 bits; they are sRGB-encoded like 8-bit ones (what
+    // every tool writing 16-bit PNGs without those chunks means, and how PIL reads them).
+    image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
     image.format = PNG_FORMAT_RGB;
     out.width = static_cast<int>(image.width);
     out.height = static_cast<int>(image.height);

@@ -36,8 +36,9 @@ inline constexpr uint64_t kMaxReencodePixels = uint64_t{1} << 28;
 // Whether read_rgb_image reads `format` (as named by sniff_image_format): PNG, BMP, PPM.
 bool can_reencode(const std::string& format);
 
-// Reads a PNG (any bit depth; alpha composited on white), BMP or PPM. Returns a
-// description of the problem or nothing.
+// Reads a PNG (any bit depth, 16-bit samples taken as sRGB unless the file says
+// otherwise; alpha composited on white), BMP or PPM. Returns a description of the
+// problem or nothing.
 std::optional<std::string> read_rgb_image(const std::filesystem::path& path,
                                           std::span<const std::byte> bytes,
                                           const std::string& format, RgbImage& out);

@@ -321,6 +321,21 @@ TEST(ConvertImages, ReencodeStoresOtherFormatsAsJpeg) {
 // A BMP or PPM header is cheap to forge, and TurboJPEG's loader allocates what it
 // declares before reading a pixel: the fuzzer found a 17-byte PPM asking for 4 GB. Such
 // sizes are refused from the header, as PNG's are.
+TEST(ConvertImages, SixteenBitPngsAreReadAsSrgbNotLinear) {
+  // 0x8080 is mid-grey in sRGB: 128 in 8 bits. Taken as linear light it would come
+  // out at 188 (libpng's simplified reader assumes linear without a gAMA chunk).
+  testing::TempDir tmp;
+  testing::write_file(tmp / "src" / "c" / "grey16.png", testing::make_png16_grey(32, 24, 0x8080));
+  ConvertOptions o = quiet_options();
+  o.reencode = true;
+  convert_images(tmp / "src", tmp / "out", o);
+  Dataset d(tmp / "out");
+  Dataset::ReadSession session(d);
+  const auto pixels = decode_pixels(d.read(session, 0).payload);
+  ASSERT_FALSE(pixels.empty());
+  for (unsigned char p : pixels) ASSERT_NEAR(p, 128, 2);
+}
+
 TEST(ConvertImages, ForgedBmpAndPpmSizesAreRefusedBeforeDecoding) {
   testing::TempDir tmp;
   std::string bmp(54, '\0');

@@ -26,6 +26,9 @@ struct JpegSpec {
 
 std::vector<std::byte> make_jpeg(const JpegSpec& spec);
 std::vector<std::byte> make_png(int width, int height, uint64_t seed);
+// A 16-bit greyscale PNG of one sample value, with no gAMA or sRGB chunk (as most
+// tools write them).
+std::vector<std::byte> make_png16_grey(int width, int height, uint16_t value);
 // `jpeg` without its marker segments of type `marker` before the first scan (0xC4 drops
 // the Huffman tables, as a Motion-JPEG frame leaves them out; 0xDB the quantization ones).
 std::vector<std::byte> drop_jpeg_segments(const std::vector<std::byte>& jpeg, unsigned char marker);

@@ -113,6 +113,33 @@ std::vector<std::byte> make_png(int width, int height, uint64_t seed) {
   return out;
 }
 
+std::vector<std::byte> make_png16_grey(int width, int height, uint16_t value) {
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png_create_info_struct(png);
+  std::vector<std::byte> out;
+  png_set_write_fn(
+      png, &out,
+      [](png_structp p, png_bytep data, size_t length) {
+        auto* bytes = static_cast<std::vector<std::byte>*>(png_get_io_ptr(p));
+        const auto* from = reinterpret_cast<const std::byte*>(data);
+        bytes->insert(bytes->end(), from, from + length);
+      },
+      nullptr);
+  png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), 16,
+               PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  std::vector<uint8_t> row(static_cast<size_t>(width) * 2);
+  for (int x = 0; x < width; ++x) {  // PNG samples are big-endian
+    row[2 * x] = static_cast<uint8_t>(value >> 8);
+    row[2 * x + 1] = static_cast<uint8_t>(value & 0xFF);
+  }
+  for (int y = 0; y < height; ++y) png_write_row(png, row.data());
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return out;
+}
+
 void write_file(const fs::path& path, const std::vector<std::byte>& bytes) {
   fs::create_directories(path.parent_path());
   std::ofstream f(path, std::ios::binary);

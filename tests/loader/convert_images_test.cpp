@@ -305,12 +305,17 @@ TEST(ConvertImages, FilesWithoutAnImageExtensionAreIgnoredWithAWarning) {
   EXPECT_FALSE(fs::exists(tmp / "out2"));
 }
 
-TEST(ConvertImages, ReencodeStoresOtherFormatsAsJpeg) {
-  testing::TempDir tmp;
-  testing::write_file(tmp / "src" / "c" / "p.png", testing::make_png(33, 21, 2));
+// Converts `tmp`/src holding one image, `image`, with --reencode into `tmp`/out.
+void convert_one_reencoded(const fs::path& tmp, const std::vector<std::byte>& image) {
+  testing::write_file(tmp / "src" / "c" / "image.png", image);
   ConvertOptions o = quiet_options();
   o.reencode = true;
   convert_images(tmp / "src", tmp / "out", o);
+}
+
+TEST(ConvertImages, ReencodeStoresOtherFormatsAsJpeg) {
+  testing::TempDir tmp;
+  convert_one_reencoded(tmp.path(), testing::make_png(33, 21, 2));
   Dataset d(tmp / "out");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d.index().widths()[0], 33u);
@@ -318,17 +323,11 @@ TEST(ConvertImages, ReencodeStoresOtherFormatsAsJpeg) {
   EXPECT_TRUE(verify_dataset(tmp / "out", {.decode = true}).ok());
 }
 
-// A BMP or PPM header is cheap to forge, and TurboJPEG's loader allocates what it
-// declares before reading a pixel: the fuzzer found a 17-byte PPM asking for 4 GB. Such
-// sizes are refused from the header, as PNG's are.
 TEST(ConvertImages, SixteenBitPngsAreReadAsSrgbNotLinear) {
   // 0x8080 is mid-grey in sRGB: 128 in 8 bits. Taken as linear light it would come
   // out at 188 (libpng's simplified reader assumes linear without a gAMA chunk).
   testing::TempDir tmp;
-  testing::write_file(tmp / "src" / "c" / "grey16.png", testing::make_png16_grey(32, 24, 0x8080));
-  ConvertOptions o = quiet_options();
-  o.reencode = true;
-  convert_images(tmp / "src", tmp / "out", o);
+  convert_one_reencoded(tmp.path(), testing::make_png16_grey(32, 24, 0x8080));
   Dataset d(tmp / "out");
   Dataset::ReadSession session(d);
   const auto pixels = decode_pixels(d.read(session, 0).payload);
@@ -336,6 +335,9 @@ TEST(ConvertImages, SixteenBitPngsAreReadAsSrgbNotLinear) {
   for (unsigned char p : pixels) ASSERT_NEAR(p, 128, 2);
 }
 
+// A BMP or PPM header is cheap to forge, and TurboJPEG's loader allocates what it
+// declares before reading a pixel: the fuzzer found a 17-byte PPM asking for 4 GB. Such
+// sizes are refused from the header, as PNG's are.
 TEST(ConvertImages, ForgedBmpAndPpmSizesAreRefusedBeforeDecoding) {
   testing::TempDir tmp;
   std::string bmp(54, '\0');

@@ -89,14 +89,14 @@ class JsonlSource : public MappedTokenSource {
     tokens.reserve(t->size());
     for (const auto& v : *t) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > UINT32_MAX) {
-        return fmt::format("token {} is not an integer in 0..{}", v.dump(), UINT32_MAX);
+        return fmt::format("token {} is not an integer in 0..{}", excerpt(v.dump()), UINT32_MAX);
       }
       tokens.push_back(static_cast<uint32_t>(v.get<int64_t>()));
     }
     label = -1;
     if (auto l = j.find("label"); l != j.end() && !l->is_null()) {
       if (!l->is_number_integer() || l->get<int64_t>() < 0 || l->get<int64_t>() > INT32_MAX) {
-        return fmt::format("label {} is not a non-negative integer", l->dump());
+        return fmt::format("label {} is not a non-negative integer", excerpt(l->dump()));
       }
       label = static_cast<int32_t>(l->get<int64_t>());
     }

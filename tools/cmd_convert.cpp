@@ -62,6 +62,9 @@ int print_report(const ConvertReport& r, bool json) {
       r.source_format.c_str(), r.kind.c_str(), r.out.string().c_str(),
       static_cast<unsigned long long>(r.samples), r.shards, r.payload_bytes / 1048576.0,
       r.skipped.size(), r.seconds);
+  if (r.with_default_huffman_tables > 0)
+    std::printf("%llu Motion-JPEG frame(s) stored with the standard Huffman tables written in\n",
+                static_cast<unsigned long long>(r.with_default_huffman_tables));
   return 0;
 }
 

@@ -139,6 +139,20 @@ TEST_F(CliDataset, KeepProgressiveStoresProgressiveJpegsAsTheyAre) {
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 }
 
+TEST_F(CliDataset, MotionJpegFramesAreCountedInTheSummary) {
+  testing::write_file(tmp_ / "src" / "00_disc" / "frame.jpg",
+                      testing::drop_jpeg_segments(testing::make_jpeg({}), 0xC4));
+  auto text = run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "m1").string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("1 Motion-JPEG frame(s) stored with the standard Huffman tables"),
+            std::string::npos)
+      << text.out;
+  auto json =
+      run_command(kBin + " -q convert images " + src() + " " + (tmp_ / "m2").string() + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["with_default_huffman_tables"].get<int>(), 1);
+}
+
 TEST_F(CliDataset, RestartMarkersAreAddedUnlessAskedNotTo) {
   // The fixture's `out` was converted with the defaults: every JPEG has them.
   auto with =

@@ -25,9 +25,10 @@ template <typename... Args>
 // Throws an Error naming the failed call and the errno text; `where` says which file.
 [[noreturn]] void fail_errno(const std::string& what, const std::string& where, int error_number);
 
-// A piece of input quoted in an error line: bytes outside printable ASCII become \xNN
-// and text past `limit` bytes becomes "...", so a binary file read as text cannot fill
-// the terminal or garble it.
+// A piece of input quoted in an error line: control bytes and bytes that are not
+// well-formed UTF-8 become \xNN (printable ASCII and UTF-8 text, such as accented
+// paths, stay), and text past `limit` bytes becomes "...", so a binary file read as
+// text cannot fill the terminal or garble it.
 std::string excerpt(std::string_view text, size_t limit = 60);
 
 }  // namespace evenfeed

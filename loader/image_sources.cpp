@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <span>
 #include <string_view>
 
 #include "core/error.h"
@@ -136,12 +137,19 @@ ImageSources find_image_sources(const fs::path& src) {
   std::error_code ec;
   EVENFEED_CHECK(fs::exists(src, ec), "{}: no such file or directory", src.string());
   if (fs::is_directory(src, ec)) return scan_folder(src);
-  // A common slip: one image given where the tree or the list belongs.
+  // A common slip: one image given where the tree or the list belongs. BMP's and PPM's
+  // magic ("BM", "P1"-"P6") can begin a list's first path too, so those count only with
+  // the control bytes of a binary header.
   std::array<char, 16> head{};
-  std::ifstream(src, std::ios::binary).read(head.data(), head.size());
-  const std::string format =
-      sniff_image_format(std::as_bytes(std::span<const char>(head.data(), head.size())));
-  EVENFEED_CHECK(format.empty(),
+  std::ifstream in(src, std::ios::binary);
+  in.read(head.data(), head.size());
+  const std::span<const char> read(head.data(), static_cast<size_t>(in.gcount()));
+  const std::string format = sniff_image_format(std::as_bytes(read));
+  const bool binary = std::any_of(read.begin(), read.end(), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return (b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F;
+  });
+  EVENFEED_CHECK(format.empty() || ((format == "BMP" || format == "PPM") && !binary),
                  "{}: is a {} image, not a folder or a list; SRC is an ImageFolder tree "
                  "(one subfolder per class) or a list file of `path label` lines",
                  src.string(), format);

@@ -52,40 +52,29 @@ const HuffmanTable& standard_table(int kind, int slot) {
 }
 
 // True when the first scan uses a Huffman table the header leaves out and every such
-// table is one with a standard default (slot 0 or 1). A progressive frame's first scan
-// codes DC only, so its AC slots say nothing.
+// table is one with a standard default: DC or AC slot 0 or 1 (bits 0, 1, 4, 5).
 bool lacks_only_standard_tables(const JpegTableUse& use) {
-  if (use.arithmetic) return false;
-  bool missing = false;
-  for (int kind = 0; kind < 2; ++kind) {
-    for (int slot = 0; slot < 4; ++slot) {
-      if (!use.huff_used[kind][slot] || use.huff_defined[kind][slot]) continue;
-      if (kind == 1 && use.progressive) continue;
-      if (slot > 1) return false;
-      missing = true;
-    }
-  }
-  return missing;
+  const unsigned missing = missing_huffman_tables(use);
+  return missing != 0 && (missing & ~0x33u) == 0;
 }
 
 // A DHT segment (marker, length, tables) with the standard table for each slot 0 and 1
 // the header does not define, as libjpeg's std_huff_tables fills its empty slots.
 std::vector<std::byte> default_tables_segment(const JpegTableUse& use) {
-  std::vector<uint8_t> body;
+  std::vector<std::byte> segment{std::byte{0xFF}, std::byte{0xC4}, std::byte{0}, std::byte{0}};
+  auto append = [&](uint8_t b) { segment.push_back(static_cast<std::byte>(b)); };
   for (int kind = 0; kind < 2; ++kind) {
     for (int slot = 0; slot < 2; ++slot) {
       if (use.huff_defined[kind][slot]) continue;
       const HuffmanTable& table = standard_table(kind, slot);
-      body.push_back(static_cast<uint8_t>(kind << 4 | slot));
-      body.insert(body.end(), table.counts.begin(), table.counts.end());
-      body.insert(body.end(), table.values.begin(), table.values.end());
+      append(static_cast<uint8_t>(kind << 4 | slot));
+      for (uint8_t count : table.counts) append(count);
+      for (uint8_t value : table.values) append(value);
     }
   }
-  const size_t length = body.size() + 2;  // at most 4 x 179 + 2: fits in 16 bits
-  std::vector<std::byte> segment{std::byte{0xFF}, std::byte{0xC4},
-                                 static_cast<std::byte>(length >> 8),
-                                 static_cast<std::byte>(length & 0xFF)};
-  for (uint8_t b : body) segment.push_back(static_cast<std::byte>(b));
+  const size_t length = segment.size() - 2;  // at most 4 x 179 + 2: fits in 16 bits
+  segment[2] = static_cast<std::byte>(length >> 8);
+  segment[3] = static_cast<std::byte>(length & 0xFF);
   return segment;
 }
 

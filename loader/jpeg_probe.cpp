@@ -34,15 +34,10 @@ std::optional<std::string> missing_jpeg_tables(std::span<const std::byte> bytes)
     if (use.quant_used[t] && !use.quant_defined[t])
       return fmt::format("corrupt JPEG: Quantization table 0x{:02x} was not defined", t);
   }
-  // A progressive frame's first scan codes DC only, so only DC tables are checked there.
-  for (int kind = 0; kind < 2 && !use.arithmetic; ++kind) {
-    for (int t = 0; t < 4; ++t) {
-      if (use.huff_used[kind][t] && !use.huff_defined[kind][t] && !(kind == 1 && use.progressive))
-        return std::string(
-            "JPEG without Huffman tables (a Motion-JPEG frame?) is not supported; rewrite it "
-            "with `jpegtran -copy all -optimize`");
-    }
-  }
+  if (missing_huffman_tables(use) != 0)
+    return std::string(
+        "JPEG without Huffman tables (a Motion-JPEG frame?) is not supported; rewrite it "
+        "with `jpegtran -copy all -optimize`");
   return std::nullopt;
 }
 

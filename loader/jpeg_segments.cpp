@@ -46,6 +46,17 @@ void read_scan(const unsigned char* p, size_t begin, size_t end, JpegTableUse& u
 
 }  // namespace
 
+unsigned missing_huffman_tables(const JpegTableUse& use) {
+  unsigned missing = 0;
+  for (int kind = 0; kind < 2 && !use.arithmetic; ++kind) {
+    for (int t = 0; t < 4; ++t) {
+      if (use.huff_used[kind][t] && !use.huff_defined[kind][t] && !(kind == 1 && use.progressive))
+        missing |= 1u << (4 * kind + t);
+    }
+  }
+  return missing;
+}
+
 bool read_jpeg_table_use(std::span<const std::byte> bytes, JpegTableUse& use) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   bool read = false;  // set on reaching the first scan

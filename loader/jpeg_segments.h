@@ -49,4 +49,9 @@ struct JpegTableUse {
 // are left to the decoder, which says whether it supports them).
 bool read_jpeg_table_use(std::span<const std::byte> bytes, JpegTableUse& use);
 
+// The Huffman tables the first scan uses that the header leaves undefined, one bit per
+// table: bit 4 x class + id (class 0 DC, 1 AC). None for an arithmetic-coded frame, and
+// no AC table for a progressive one, whose first scan codes DC only.
+unsigned missing_huffman_tables(const JpegTableUse& use);
+
 }  // namespace evenfeed

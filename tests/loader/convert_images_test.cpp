@@ -424,6 +424,12 @@ TEST(ConvertImages, AnImageOrABinaryFileGivenAsTheListIsNamedAsSuch) {
   EXPECT_LT(message.size(), 400u);
   EXPECT_EQ(message.find('\x1b'), std::string::npos);
   EXPECT_FALSE(fs::exists(tmp / "out"));
+  // A list whose first path begins like a BMP's or PPM's magic is still a list.
+  for (const std::string first : {"BMW", "P3"}) {
+    testing::write_file(tmp / (first + "_cars") / "a.jpg", testing::make_jpeg({}));
+    testing::write_text(tmp / "cars.lst", first + "_cars/a.jpg 1\n");
+    EXPECT_EQ(conversion_error(tmp / "cars.lst", tmp / ("out_" + first)), "") << first;
+  }
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 
 namespace evenfeed {
 
+// BucketingOptions::max_batch_size for "no cap" (0 means "choose").
+inline constexpr uint64_t kNoBatchCap = UINT64_MAX;
+
 enum class OversizePolicy {
   kError,     // a sample longer than the budget is an error naming it
   kTruncate,  // it is planned as if cut to the budget (the loader cuts it)
@@ -19,8 +22,15 @@ struct BucketingOptions {
   // sample of this many tokens.
   uint64_t tokens_per_rank = 4096;
   CostModel cost;
-  // At most this many samples per batch (0: no cap).
+  // At most this many samples per batch. 0 chooses it from the data
+  // (automatic_batch_cap): no cap, unless batches filled to the budget would batch
+  // together again, next epoch, more than `repeated_pairs_target` of the sample pairs
+  // they batch together (a budget that admits thousands of short samples per batch,
+  // more than a window holds of each length); then the largest power of two from 64
+  // to 65,536 that brings the estimate under it. kNoBatchCap: no cap.
   uint64_t max_batch_size = 0;
+  // The re-batched pair share the automatic cap aims under (0: never cap automatically).
+  double repeated_pairs_target = 0.08;
   // At most this many padded tokens per batch, count x longest (0: no bound beyond
   // the budget). Under the linear model the budget already is one at tokens_per_rank.
   // Under the quadratic model the budget bounds compute, and a batch of short samples
@@ -28,8 +38,9 @@ struct BucketingOptions {
   uint64_t max_batch_tokens = 0;
   // New samples taken from the global order per planning window. Sorting happens only
   // inside a window, so composition changes every epoch; memory is O(window). 0 picks
-  // it from the data: max(65536, 256 x the samples per batch at the median length), so
-  // a window holds many steps' worth of similar lengths whatever the cost model.
+  // it from the data: max(65536, 256 x the samples per batch at the median length, under
+  // the budget and token bound but not the sample cap), so a window holds many steps'
+  // worth of similar lengths whatever the cost model.
   uint64_t window = 0;
   // The noisy sort: a sample may trade places with neighbours up to `noise` batches'
   // worth of samples away, but never across more than `noise_cap` in log length (for a

@@ -29,10 +29,29 @@ inline constexpr double kNoiseCaps[] = {0.05, 0.07, 0.1, 0.14, 0.2};
 // samples) costs at most options.noise_cap_padding in padding, or the narrowest.
 double automatic_noise_cap(const LengthSource& lengths, const BucketingOptions& options);
 
-// `options` with window = 0 and noise_cap = 0 replaced by what they stand for with these
-// lengths. Choosing the noise sorts a window's worth of lengths five times (about half a
-// second for a million samples), so a caller that makes a planner per epoch resolves
-// once and passes the result; the planner resolves what is still 0 itself.
+// The sample caps BucketingOptions::max_batch_size = 0 chooses from, largest first.
+inline constexpr uint64_t kBatchCaps[] = {65536, 32768, 16384, 8192, 4096, 2048,
+                                          1024,  512,   256,   128,  64};
+// At most this many evenly spaced samples estimate the repeated pairs (a sort of a
+// million lengths takes about 0.2 s; a larger window's estimate, from fewer samples of
+// each length, errs towards a smaller cap).
+inline constexpr uint64_t kMostPairProbes = uint64_t{1} << 21;
+// The share of the sample pairs sharing a greedy batch (packed by `planner`) in the
+// order `first` that share one in the order `second`: the same items, ids 0..n-1.
+double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vector<PlanItem>& first,
+                                  const std::vector<PlanItem>& second);
+// The cap BucketingOptions::max_batch_size = 0 stands for: kNoBatchCap when greedy
+// batches filled to the budget over a window's worth of evenly spaced samples re-batch
+// at most options.repeated_pairs_target of their pairs (or when no cap brings them
+// there); otherwise the largest of kBatchCaps that does. Sorts the samples twice and
+// packs them a dozen times at most.
+uint64_t automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options);
+
+// `options` with window = 0, max_batch_size = 0 and noise_cap = 0 replaced by what they
+// stand for with these lengths. Choosing the cap and the noise sorts a window's worth of
+// lengths up to seven times (about a second and a half for a million samples), so a
+// caller that makes a planner per epoch resolves once and passes the result; the
+// planner resolves what is still 0 itself.
 BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options);
 
 class TokenBudgetPlanner : public StepPlanner {

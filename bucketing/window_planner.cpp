@@ -22,7 +22,7 @@ WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_siz
       seed_(seed),
       epoch_(epoch),
       budget_(options.cost.budget(options.tokens_per_rank)),
-      cap_(options.max_batch_size > 0 ? options.max_batch_size : UINT64_MAX),
+      cap_(options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap),
       token_bound_(options.max_batch_tokens) {}
 
 // The most samples of `length` tokens one batch may hold: within the cost budget, the
@@ -125,6 +125,32 @@ double WindowPlanner::noisy_sort_padding(const std::vector<PlanItem>& items) con
     for (const Entry& e : b.entries) tokens += static_cast<double>(e.length);
   }
   return slots > 0 ? 1.0 - tokens / slots : 0.0;
+}
+
+std::vector<PlanItem> WindowPlanner::noisy_sorted(const std::vector<PlanItem>& items) const {
+  std::vector<PlanItem> sorted;
+  sorted.reserve(items.size());
+  for (const Entry& e : noisy_sort(items)) sorted.push_back({e.id, e.length});
+  return sorted;
+}
+
+std::vector<uint32_t> WindowPlanner::greedy_batches(const std::vector<PlanItem>& sorted) const {
+  std::vector<uint32_t> batch(sorted.size());
+  uint64_t count = 0, longest = 0;
+  uint32_t index = 0;
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    const uint64_t longer = std::max(longest, sorted[k].length);
+    if (count > 0 && fits(count + 1, longer)) {
+      ++count;
+      longest = longer;
+    } else {
+      index += count > 0 ? 1 : 0;
+      count = 1;
+      longest = sorted[k].length;
+    }
+    batch[k] = index;
+  }
+  return batch;
 }
 
 // What the fullest batch of samples of `length` tokens costs (as many as fit).

@@ -23,10 +23,11 @@
 //    those steps is cut again to a level of its own. A final step left with one light
 //    batch (a few short samples after mid-length ones, too far apart in length to share
 //    a batch) borrows short samples from the finest-grained planned step, alike from
-//    each of its batches, when that makes both more level. Under a token bound
-//    (max_batch_tokens), lumps (samples alone in a batch and dearer than any batch of
-//    shorter ones) are placed before the final cut, with the dearest other batches as
-//    partners (plan_lump_runs).
+//    each of its batches, when that makes both more level, while the window's padding
+//    stays under 1.8% (a borrowed sample is padded to the light batch's longest).
+//    Under a token bound (max_batch_tokens), lumps (samples alone in a batch and dearer
+//    than any batch of shorter ones) are placed before the final cut, with the dearest
+//    other batches as partners (plan_lump_runs).
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in.
@@ -66,6 +67,13 @@ class WindowPlanner {
   // The padding share (padded slots over all slots) of greedy token-budget batches
   // over `items` in noisy-sort order: what the noise alone costs, for choosing it.
   double noisy_sort_padding(const std::vector<PlanItem>& items) const;
+
+  // `items` in this planner's noisy-sort order (longest first), and the greedy
+  // token-budget batch (numbered from 0) of each position of such an order, without
+  // balancing: two epochs' orders give an estimate of the repeated pairs, for choosing
+  // a sample cap.
+  std::vector<PlanItem> noisy_sorted(const std::vector<PlanItem>& items) const;
+  std::vector<uint32_t> greedy_batches(const std::vector<PlanItem>& sorted) const;
 
  private:
   struct Entry;
@@ -107,7 +115,9 @@ class WindowPlanner {
   static double slots(const std::vector<Batch>& batches);
   double imbalance(const Planned& step) const;
   static void count_samples(Planned& step);
-  bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step) const;
+  bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step,
+                           double& padding_room) const;
+  double borrow_padding_room(const Work& work, const std::vector<Planned>& final_steps) const;
   void level_by_swaps(std::vector<Planned>& steps) const;
   void recost(Batch& b) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,

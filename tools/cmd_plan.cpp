@@ -46,7 +46,12 @@ void add_plan(CLI::App& app, Runner& run) {
                   "Samples per planning window (0: from the data)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_option("--max-batch-size", r.bucketing_options.max_batch_size,
-                  "Most samples in one batch (0: no cap)");
+                  "Most samples in one batch (0: from the data, a cap only when full "
+                  "batches would repeat more than --pairs-target of their pairs)");
+  cmd->add_option("--pairs-target", r.bucketing_options.repeated_pairs_target,
+                  "Share of re-batched pairs the automatic sample cap aims under (0: no "
+                  "automatic cap)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-batch-tokens", r.bucketing_options.max_batch_tokens,
                   "Most padded tokens (count x longest) in one batch; bounds memory under "
                   "--cost quadratic (0: only the budget's cost)");

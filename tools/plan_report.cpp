@@ -148,6 +148,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   for (uint64_t id = 0; id < measured.size(); ++id)
     mean += static_cast<double>(measured.length(id));
   mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
+  const uint64_t cap = r.bucketing_options.max_batch_size;  // kNoBatchCap: reported as 0
   nlohmann::json report;
   report["config"] = {{"samples", lengths.size()},
                       {"world_size", r.world_size},
@@ -157,7 +158,8 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"quadratic_a", r.bucketing_options.cost.a},
                       {"window", r.bucketing_options.window},
                       {"noise_cap", r.bucketing_options.noise_cap},
-                      {"max_batch_size", r.bucketing_options.max_batch_size},
+                      {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
+                      {"max_batch_size_automatic", request.bucketing_options.max_batch_size == 0},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},
@@ -203,6 +205,13 @@ std::string plan_report_text(const nlohmann::json& report) {
       c.value("truncated", false) ? ", cut to the budget" : "", c["world_size"].get<uint32_t>(),
       c["planner"].get<std::string>(), c["tokens_per_rank"].get<uint64_t>(),
       c["cost"].get<std::string>(), c["epochs"].get<uint32_t>(), c["seed"].get<uint64_t>());
+  if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0) {
+    out += fmt::format("at most {} samples per batch{}\n", c["max_batch_size"].get<uint64_t>(),
+                       c.value("max_batch_size_automatic", false)
+                           ? " (chosen from the data: full batches would batch too many of the "
+                             "same samples together again; --pairs-target 0 keeps them full)"
+                           : "");
+  }
   std::vector<std::pair<std::string, const nlohmann::json*>> columns = {
       {"evenfeed", &report["evenfeed"]}};
   if (report.contains("torch_distributed_sampler")) {

@@ -371,6 +371,107 @@ TEST(TokenBudgetPlanner, AutomaticNoiseCapRebatchesFewerPairs) {
   EXPECT_LT(auto_padding, 0.02);
 }
 
+// The estimate behind the automatic cap, by hand: six samples of one token, three per
+// batch; orders 012|345 then 013|245 keep 01 and 45 together, 2 of the 6 pairs. And the
+// automatic window does not shrink with a sample cap: the long tail, which the cap does
+// not touch, needs the same window (a smaller one padded capped plans 1-3%).
+TEST(TokenBudgetPlanner, RepeatedPairEstimateByHandAndAWindowThatIgnoresTheCap) {
+  BucketingOptions o;
+  o.tokens_per_rank = 3;
+  std::vector<PlanItem> first, second;
+  for (uint64_t id : {0, 1, 2, 3, 4, 5}) first.push_back({id, 1});
+  for (uint64_t id : {0, 1, 3, 2, 4, 5}) second.push_back({id, 1});
+  const WindowPlanner planner(o, 1, 0, 0);
+  EXPECT_EQ(planner.greedy_batches(first), (std::vector<uint32_t>{0, 0, 0, 1, 1, 1}));
+  EXPECT_DOUBLE_EQ(greedy_repeated_pair_share(planner, first, second), 2.0 / 6.0);
+  EXPECT_DOUBLE_EQ(greedy_repeated_pair_share(planner, first, first), 1.0);
+
+  const auto lengths = long_tailed(3000, 5, 4096);
+  SpanLengths source(lengths);
+  BucketingOptions capped;
+  capped.tokens_per_rank = 1 << 20;
+  const uint64_t window = automatic_window(source, capped);
+  EXPECT_GT(window, 65536u);
+  capped.max_batch_size = 64;
+  EXPECT_EQ(automatic_window(source, capped), window);
+}
+
+// Short samples under a quadratic budget: a batch filled to it holds over a thousand
+// sentences of 5-20 tokens, a large share of those of its lengths in the window, so
+// next epoch it meets many of the same mates again. The automatic sample cap, chosen
+// from two epochs' greedy batches over the window, brings the repeated pairs under the
+// 10% target without breaking the others; where full batches already meet it (long
+// samples, linear cost: a few per batch), no cap is set. A cap the user sets is kept,
+// and a target of 0 turns the choice off.
+TEST(TokenBudgetPlanner, AutomaticSampleCapRebatchesFewerPairsWhereFullBatchesRepeatThem) {
+  const uint64_t n = 60000;
+  std::vector<uint64_t> lengths(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    CounterRng rng(6, RngStream::kSynth, 19, i);
+    lengths[i] =
+        std::clamp<uint64_t>(static_cast<uint64_t>(12 * std::exp(0.8 * rng.normal())), 1, 8192);
+  }
+  SpanLengths source(lengths);
+  BucketingOptions o;
+  o.tokens_per_rank = 8192;
+  o.cost.kind = CostKind::kQuadratic;
+  const uint64_t cap = resolve_automatic(source, o).max_batch_size;
+  EXPECT_NE(std::find(std::begin(kBatchCaps), std::end(kBatchCaps), cap), std::end(kBatchCaps))
+      << cap;
+  auto plan_two_epochs = [&](const BucketingOptions& options) {
+    PlanMetrics metrics(source, options.cost.a);
+    plan_epochs(metrics, source, options, 8, 1);
+    EXPECT_EQ(metrics.total_dropped(), 0u);
+    EXPECT_EQ(metrics.total_duplicated(), 0u);
+    return metrics;
+  };
+  BucketingOptions full = o;
+  full.repeated_pairs_target = 0;
+  EXPECT_EQ(resolve_automatic(source, full).max_batch_size, kNoBatchCap);
+  const PlanMetrics capped = plan_two_epochs(o);
+  EXPECT_GT(plan_two_epochs(full).repeated_pair_share(), 0.10);
+  EXPECT_LE(capped.repeated_pair_share(), 0.10);
+  EXPECT_LT(capped.padding_waste(), 0.02);
+  EXPECT_LT(capped.imbalance(CostKind::kQuadratic).p99, 1.10);
+
+  std::vector<uint64_t> long_lengths(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    CounterRng rng(6, RngStream::kSynth, 20, i);
+    long_lengths[i] = static_cast<uint64_t>(1500 * std::exp(0.5 * rng.normal())) + 1;
+  }
+  SpanLengths long_source(long_lengths);
+  BucketingOptions linear;
+  linear.tokens_per_rank = 8192;
+  linear.oversize = OversizePolicy::kTruncate;
+  EXPECT_EQ(resolve_automatic(long_source, linear).max_batch_size, kNoBatchCap);
+  o.max_batch_size = 300;
+  EXPECT_EQ(resolve_automatic(source, o).max_batch_size, 300u);
+}
+
+// Borrowing short samples for a final step's light batch pads each one to that batch's
+// longest. On a small smooth corpus at 64 ranks it filled batches of 1,300-token samples
+// with 20-token ones and padded the epoch 4.8%; it now stops where the window's padding
+// would pass 1.8%.
+TEST(TokenBudgetPlanner, BorrowingForALightFinalBatchStopsAtThePaddingTarget) {
+  const uint64_t n = 40000;
+  std::vector<uint64_t> lengths(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    CounterRng rng(1, RngStream::kSynth, 17, i);
+    lengths[i] =
+        std::clamp<uint64_t>(static_cast<uint64_t>(40 * std::exp(1.6 * rng.normal())), 1, 8192);
+  }
+  SpanLengths source(lengths);
+  BucketingOptions o;
+  o.tokens_per_rank = 8192;
+  o.cost.kind = CostKind::kQuadratic;
+  PlanMetrics metrics(source, o.cost.a);
+  plan_epochs(metrics, source, o, 64, 0, 1);
+  EXPECT_LT(metrics.padding_waste(), 0.025);
+  EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.15);
+  EXPECT_EQ(metrics.total_dropped(), 0u);
+  EXPECT_EQ(metrics.total_duplicated(), 0u);
+}
+
 // A corpus of short entries with lumps: about 3% of samples alone cost an eighth to
 // most of the budget under quadratic cost, and 0.4% are truncated to it. At 64 ranks
 // the epoch's leftover can hold more lumps than there are ranks, which forces a second

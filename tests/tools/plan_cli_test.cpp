@@ -116,6 +116,37 @@ TEST(PlanCli, MaxBatchTokensBoundsEveryBatchOfAQuadraticPlan) {
       << tight.err;
 }
 
+// Thousands of 1-5-token samples under a quadratic budget would fill each batch with
+// most of the samples of its lengths, every epoch: the sample cap is then chosen from
+// the data, reported in the config and the text; --pairs-target 0 keeps batches full, a
+// cap given is kept, and a target outside [0, 1] is refused.
+TEST(PlanCli, AutomaticSampleCapIsReportedAndCanBeTurnedOff) {
+  testing::TempDir tmp;
+  std::string text;
+  for (size_t i = 0; i < 20000; ++i) text += std::to_string(1 + (i * 7919) % 5) + "\n";
+  testing::write_text(tmp / "short.txt", text);
+  const std::string plan = kBin + " plan --lengths " + (tmp / "short.txt").string() +
+                           " --world-size 4 --tokens-per-rank 4096 --cost quadratic --epochs 2 ";
+  auto automatic = run_command(plan + "--json --no-baselines");
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
+  const auto j = nlohmann::json::parse(automatic.out);
+  EXPECT_GT(j["config"]["max_batch_size"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(j["config"]["max_batch_size_automatic"].get<bool>());
+  EXPECT_LE(j["evenfeed"]["repeated_pair_share"].get<double>(), 0.10);
+  auto full =
+      nlohmann::json::parse(run_command(plan + "--json --no-baselines --pairs-target 0").out);
+  EXPECT_EQ(full["config"]["max_batch_size"], 0);
+  EXPECT_GT(full["evenfeed"]["repeated_pair_share"].get<double>(), 0.10);
+  auto given = nlohmann::json::parse(run_command(plan + "--json --max-batch-size 100").out);
+  EXPECT_EQ(given["config"]["max_batch_size"], 100);
+  EXPECT_FALSE(given["config"]["max_batch_size_automatic"].get<bool>());
+  EXPECT_NE(run_command(plan).out.find("samples per batch (chosen from the data"),
+            std::string::npos);
+  auto bad = run_command(plan + "--pairs-target 1.5");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--pairs-target"), std::string::npos) << bad.err;
+}
+
 TEST(PlanCli, PlainSamplerDumpMarksPaddingAndFewSamplesGiveEmptyRanks) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 10);

@@ -24,10 +24,10 @@ struct BucketingOptions {
   CostModel cost;
   // At most this many samples per batch. 0 chooses it from the data
   // (automatic_batch_cap): no cap, unless batches filled to the budget would batch
-  // together again, next epoch, more than `repeated_pairs_target` of the sample pairs
-  // they batch together (a budget that admits thousands of short samples per batch,
-  // more than a window holds of each length); then the largest power of two from 64
-  // to 65,536 that brings the estimate under it. kNoBatchCap: no cap.
+  // together again, next epoch, more than 1.25 x `repeated_pairs_target` of the sample
+  // pairs they batch together (a budget that admits thousands of short samples per
+  // batch, more than a window holds of each length); then the largest power of two
+  // from 64 to 65,536 that brings the estimate under it. kNoBatchCap: no cap.
   uint64_t max_batch_size = 0;
   // The re-batched pair share the automatic cap aims under (0: never cap automatically).
   double repeated_pairs_target = 0.08;

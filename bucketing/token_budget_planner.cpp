@@ -95,6 +95,9 @@ double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vecto
   return together > 0 ? again / together : 0.0;
 }
 
+// Full batches are capped only when their estimate exceeds the target this many times.
+static constexpr double kCapTrigger = 1.25;
+
 uint64_t automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options) {
   if (options.repeated_pairs_target <= 0) return kNoBatchCap;
   BucketingOptions o = options;
@@ -111,13 +114,15 @@ uint64_t automatic_batch_cap(const LengthSource& lengths, const BucketingOptions
   // global order is reshuffled, so with probability about window / dataset.
   const double same_window =
       std::min(1.0, static_cast<double>(o.window) / static_cast<double>(lengths.size()));
-  auto meets = [&](uint64_t cap) {
+  auto share = [&](uint64_t cap) {
     o.max_batch_size = cap;
-    const double share =
-        same_window * greedy_repeated_pair_share(WindowPlanner(o, 1, 0, 0), first, second);
-    return share <= options.repeated_pairs_target;
+    return same_window * greedy_repeated_pair_share(WindowPlanner(o, 1, 0, 0), first, second);
   };
-  if (meets(kNoBatchCap)) return kNoBatchCap;
+  auto meets = [&](uint64_t cap) { return share(cap) <= options.repeated_pairs_target; };
+  // Full batches near the target are left alone: a cap changes how the shortest samples
+  // are cut, and there it re-batched more pairs, not fewer (8.2% -> 9.2% on Debian
+  // changelog entries, linear cost).
+  if (share(kNoBatchCap) <= kCapTrigger * options.repeated_pairs_target) return kNoBatchCap;
   for (uint64_t cap : kBatchCaps)
     if (meets(cap)) return cap;
   return kNoBatchCap;  // no cap meets it: one would only add steps

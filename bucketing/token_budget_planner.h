@@ -43,8 +43,8 @@ double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vecto
 // The cap BucketingOptions::max_batch_size = 0 stands for: kNoBatchCap when greedy
 // batches filled to the budget over a window's worth of evenly spaced samples re-batch
 // at most 1.25 x options.repeated_pairs_target of their pairs (or when no cap brings
-// them under the target); otherwise the largest of kBatchCaps that does. Sorts the samples twice and
-// packs them a dozen times at most.
+// them under the target); otherwise the largest of kBatchCaps that does. Sorts the
+// samples twice and packs them a dozen times at most.
 uint64_t automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options);
 
 // `options` with window = 0, max_batch_size = 0 and noise_cap = 0 replaced by what they

@@ -30,6 +30,26 @@ std::vector<uint64_t> long_tailed(uint64_t n, uint64_t seed, uint64_t max_length
   return out;
 }
 
+// Log-normal lengths (median x e^(sigma N(0,1))) in [1, 8192], from the synthetic
+// stream `stream` of `seed`.
+std::vector<uint64_t> log_normal(uint64_t n, uint64_t seed, uint32_t stream, double median,
+                                 double sigma) {
+  std::vector<uint64_t> out(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    CounterRng rng(seed, RngStream::kSynth, stream, i);
+    const double l = median * std::exp(sigma * rng.normal());
+    out[i] = std::clamp<uint64_t>(static_cast<uint64_t>(l), 1, 8192);
+  }
+  return out;
+}
+
+BucketingOptions quadratic_budget(uint64_t tokens_per_rank) {
+  BucketingOptions o;
+  o.tokens_per_rank = tokens_per_rank;
+  o.cost.kind = CostKind::kQuadratic;
+  return o;
+}
+
 // Adds `epochs` whole epochs of a planner with these options to `metrics`.
 void plan_epochs(PlanMetrics& metrics, const LengthSource& source, const BucketingOptions& o,
                  uint32_t world, uint64_t seed, uint32_t epochs = 2) {
@@ -404,17 +424,9 @@ TEST(TokenBudgetPlanner, RepeatedPairEstimateByHandAndAWindowThatIgnoresTheCap) 
 // samples, linear cost: a few per batch), no cap is set. A cap the user sets is kept,
 // and a target of 0 turns the choice off.
 TEST(TokenBudgetPlanner, AutomaticSampleCapRebatchesFewerPairsWhereFullBatchesRepeatThem) {
-  const uint64_t n = 60000;
-  std::vector<uint64_t> lengths(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    CounterRng rng(6, RngStream::kSynth, 19, i);
-    lengths[i] =
-        std::clamp<uint64_t>(static_cast<uint64_t>(12 * std::exp(0.8 * rng.normal())), 1, 8192);
-  }
+  const auto lengths = log_normal(60000, 6, 19, 12, 0.8);
   SpanLengths source(lengths);
-  BucketingOptions o;
-  o.tokens_per_rank = 8192;
-  o.cost.kind = CostKind::kQuadratic;
+  BucketingOptions o = quadratic_budget(8192);
   const uint64_t cap = resolve_automatic(source, o).max_batch_size;
   EXPECT_NE(std::find(std::begin(kBatchCaps), std::end(kBatchCaps), cap), std::end(kBatchCaps))
       << cap;
@@ -434,11 +446,7 @@ TEST(TokenBudgetPlanner, AutomaticSampleCapRebatchesFewerPairsWhereFullBatchesRe
   EXPECT_LT(capped.padding_waste(), 0.02);
   EXPECT_LT(capped.imbalance(CostKind::kQuadratic).p99, 1.10);
 
-  std::vector<uint64_t> long_lengths(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    CounterRng rng(6, RngStream::kSynth, 20, i);
-    long_lengths[i] = static_cast<uint64_t>(1500 * std::exp(0.5 * rng.normal())) + 1;
-  }
+  const auto long_lengths = log_normal(60000, 6, 20, 1500, 0.5);
   SpanLengths long_source(long_lengths);
   BucketingOptions linear;
   linear.tokens_per_rank = 8192;
@@ -453,17 +461,9 @@ TEST(TokenBudgetPlanner, AutomaticSampleCapRebatchesFewerPairsWhereFullBatchesRe
 // with 20-token ones and padded the epoch 4.8%; it now stops where the window's padding
 // would pass 1.8%.
 TEST(TokenBudgetPlanner, BorrowingForALightFinalBatchStopsAtThePaddingTarget) {
-  const uint64_t n = 40000;
-  std::vector<uint64_t> lengths(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    CounterRng rng(1, RngStream::kSynth, 17, i);
-    lengths[i] =
-        std::clamp<uint64_t>(static_cast<uint64_t>(40 * std::exp(1.6 * rng.normal())), 1, 8192);
-  }
+  const auto lengths = log_normal(40000, 1, 17, 40, 1.6);
   SpanLengths source(lengths);
-  BucketingOptions o;
-  o.tokens_per_rank = 8192;
-  o.cost.kind = CostKind::kQuadratic;
+  BucketingOptions o = quadratic_budget(8192);
   PlanMetrics metrics(source, o.cost.a);
   plan_epochs(metrics, source, o, 64, 0, 1);
   EXPECT_LT(metrics.padding_waste(), 0.025);

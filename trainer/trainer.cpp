@@ -81,6 +81,13 @@ class PlanFactory {
       j["tokens_per_rank"] = options_.tokens_per_rank;
       j["max_batch_size"] = options_.max_batch_size;
       j["truncate_oversize"] = options_.truncate_oversize;
+      // What the planner chose from the data, and the plan's revision: a build that
+      // chooses or plans otherwise would replay other steps.
+      j["plan_revision"] = kTokenBudgetPlanRevision;
+      j["window"] = bucketing_.window;
+      j["noise_cap"] = bucketing_.noise_cap;
+      j["chosen_max_batch_size"] =
+          bucketing_.max_batch_size == kNoBatchCap ? 0 : bucketing_.max_batch_size;
     } else {
       j["batch_size"] = options_.batch_size;
     }
@@ -328,8 +335,9 @@ void Run::start_or_resume() {
   const nlohmann::json planned = plans_.signature();
   EVENFEED_CHECK(c.meta.value("batching", planned) == planned,
                  "{}: the checkpoint was planned with {}, but these flags and --data plan {}; "
-                 "resume with the original run's --data, --batch-size, --tokens-per-rank and "
-                 "--max-batch-size and --oversize (the world size and --accum may change)",
+                 "resume with the original run's --data, --batch-size, --tokens-per-rank, "
+                 "--max-batch-size and --oversize (the world size and --accum may change) "
+                 "and an evenfeed that plans as the one that wrote it (same plan_revision)",
                  file.string(), c.meta["batching"].dump(), planned.dump());
   engine_->set_state(std::move(c.arrays));
   step_ = c.meta.at("step").get<uint64_t>();

@@ -12,9 +12,11 @@
 #include <numeric>
 #include <vector>
 
+#include "bucketing/token_budget_planner.h"
 #include "cuda/device_info.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
+#include "trainer/checkpoint.h"
 
 namespace evenfeed {
 namespace {
@@ -167,6 +169,32 @@ TEST_F(TrainCli, ResumeWithOtherBatchingIsRefused) {
   EXPECT_NE(other_data.err.find("\"samples\":250"), std::string::npos) << other_data.err;
   auto resumed = train(1, "--epochs 1 --batch-size 16 --resume --checkpoint-dir " + ck, "r16.bin");
   EXPECT_EQ(resumed["samples"], 256 - 3 * 16);
+}
+
+// A token-budget checkpoint records what the planner chose from the data and the plan's
+// revision: an evenfeed that plans the same flags otherwise (here, a checkpoint edited
+// to say revision 1) would replay other steps, so the resume is refused, naming it.
+// The unedited checkpoint resumes.
+TEST_F(TrainCli, ResumeOfATokenPlanFromAnotherPlannerRevisionIsRefused) {
+  const std::string ck = (scratch_ / "ckt").string();
+  const std::string flags = " --model tokens --tokens-per-rank 512 --oversize truncate --epochs 1 ";
+  auto first = train(1, flags + "--stop-at-step 2 --checkpoint-dir " + ck, "t1.bin", "tok");
+  const std::filesystem::path file = std::filesystem::path(ck) / "checkpoint.evf";
+  Checkpoint original = read_checkpoint(file);
+  const nlohmann::json& batching = original.meta.at("batching");
+  EXPECT_EQ(batching.at("plan_revision"), kTokenBudgetPlanRevision);
+  EXPECT_GT(batching.at("window").get<uint64_t>(), 0u);
+  EXPECT_GT(batching.at("noise_cap").get<double>(), 0.0);
+  Checkpoint edited = original;
+  edited.meta["batching"]["plan_revision"] = 1;
+  write_checkpoint(file, edited);
+  auto refused = run_command(evenfeed_bin() + " -q train --device cpu --hidden 32 --data " +
+                             (*dir_ / "tok").string() + flags + "--resume --checkpoint-dir " + ck);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("plan_revision"), std::string::npos) << refused.err;
+  write_checkpoint(file, original);
+  auto resumed = train(1, flags + "--resume --checkpoint-dir " + ck, "t2.bin", "tok");
+  EXPECT_EQ(first["samples"].get<uint64_t>() + resumed["samples"].get<uint64_t>(), 600u);
 }
 
 // Token budgets in the trainer: with samples longer than the budget cut to it, every

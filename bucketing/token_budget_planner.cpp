@@ -130,7 +130,14 @@ uint64_t automatic_batch_cap(const LengthSource& lengths, const BucketingOptions
 
 BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options) {
   if (options.window == 0) options.window = automatic_window(lengths, options);
-  if (options.max_batch_size == 0) options.max_batch_size = automatic_batch_cap(lengths, options);
+  const bool choose_noise = options.noise_cap == 0;
+  if (options.max_batch_size == 0) {
+    // The estimate sorts with the noise of full batches: choose it once, here, and keep
+    // it when no cap is set; a cap changes what the noise costs, so it is chosen again.
+    if (choose_noise) options.noise_cap = automatic_noise_cap(lengths, options);
+    options.max_batch_size = automatic_batch_cap(lengths, options);
+    if (choose_noise && options.max_batch_size != kNoBatchCap) options.noise_cap = 0;
+  }
   if (options.noise_cap == 0) options.noise_cap = automatic_noise_cap(lengths, options);
   return options;
 }

@@ -98,23 +98,40 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
   return entries;
 }
 
+// The greedy token-budget batch (numbered from 0) of each position of `sorted`, taken
+// in order: a sample joins the current batch while `fits(count, longest)` holds for the
+// batch with it, else starts the next. Shared by pack and greedy_batches.
+template <class Sample, class Fits>
+static std::vector<uint32_t> greedy_batch_index(const std::vector<Sample>& sorted, Fits fits) {
+  std::vector<uint32_t> batch(sorted.size());
+  uint64_t count = 0, longest = 0;
+  uint32_t index = 0;
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    const uint64_t longer = std::max(longest, sorted[k].length);
+    if (count > 0 && fits(count + 1, longer)) {
+      ++count;
+      longest = longer;
+    } else {
+      index += count > 0 ? 1 : 0;
+      count = 1;
+      longest = sorted[k].length;
+    }
+    batch[k] = index;
+  }
+  return batch;
+}
+
 // Greedy token-budget batches over entries in the given (longest-first) order.
 std::vector<WindowPlanner::Batch> WindowPlanner::pack(const std::vector<Entry>& entries) const {
-  std::vector<Batch> batches;
-  for (const Entry& e : entries) {
-    if (!batches.empty()) {
-      Batch& b = batches.back();
-      const uint64_t longest = std::max(b.longest, e.length);
-      const uint64_t count = b.entries.size() + 1;
-      if (fits(count, longest)) {
-        b.entries.push_back(e);
-        b.longest = longest;
-        b.cost = options_.cost.batch(count, longest);
-        continue;
-      }
-    }
-    batches.push_back({{e}, e.length, options_.cost.per_sample(e.length)});
+  const std::vector<uint32_t> index = greedy_batch_index(
+      entries, [this](uint64_t count, uint64_t longest) { return fits(count, longest); });
+  std::vector<Batch> batches(entries.empty() ? 0 : index.back() + size_t{1});
+  for (size_t k = 0; k < entries.size(); ++k) {
+    Batch& b = batches[index[k]];
+    b.entries.push_back(entries[k]);
+    b.longest = std::max(b.longest, entries[k].length);
   }
+  for (Batch& b : batches) b.cost = options_.cost.batch(b.entries.size(), b.longest);
   return batches;
 }
 
@@ -135,22 +152,8 @@ std::vector<PlanItem> WindowPlanner::noisy_sorted(const std::vector<PlanItem>& i
 }
 
 std::vector<uint32_t> WindowPlanner::greedy_batches(const std::vector<PlanItem>& sorted) const {
-  std::vector<uint32_t> batch(sorted.size());
-  uint64_t count = 0, longest = 0;
-  uint32_t index = 0;
-  for (size_t k = 0; k < sorted.size(); ++k) {
-    const uint64_t longer = std::max(longest, sorted[k].length);
-    if (count > 0 && fits(count + 1, longer)) {
-      ++count;
-      longest = longer;
-    } else {
-      index += count > 0 ? 1 : 0;
-      count = 1;
-      longest = sorted[k].length;
-    }
-    batch[k] = index;
-  }
-  return batch;
+  return greedy_batch_index(
+      sorted, [this](uint64_t count, uint64_t longest) { return fits(count, longest); });
 }
 
 // What the fullest batch of samples of `length` tokens costs (as many as fit).

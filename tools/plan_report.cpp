@@ -149,6 +149,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
     mean += static_cast<double>(measured.length(id));
   mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
   const uint64_t cap = r.bucketing_options.max_batch_size;  // kNoBatchCap: reported as 0
+  const bool cap_chosen = r.bucketing && request.bucketing_options.max_batch_size == 0;
   nlohmann::json report;
   report["config"] = {{"samples", lengths.size()},
                       {"world_size", r.world_size},
@@ -159,7 +160,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"window", r.bucketing_options.window},
                       {"noise_cap", r.bucketing_options.noise_cap},
                       {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
-                      {"max_batch_size_automatic", request.bucketing_options.max_batch_size == 0},
+                      {"max_batch_size_automatic", cap_chosen},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},

@@ -42,28 +42,34 @@ static std::vector<PlanItem> probe_window(const LengthSource& lengths,
   return items;
 }
 
-double automatic_noise_cap(const LengthSource& lengths, const BucketingOptions& options) {
-  // A window's worth of evenly spaced ids (like automatic_window, independent of seed,
-  // epoch and world size), sorted with each candidate noise and packed greedily.
-  BucketingOptions o = options;
-  if (o.window == 0) o.window = automatic_window(lengths, options);
-  const std::vector<PlanItem> items = probe_window(lengths, o, UINT64_MAX);
-  auto fits = [&](double cap) {
-    o.noise_cap = cap;
-    return WindowPlanner(o, 1, 0, 0).noisy_sort_padding(items) <= options.noise_cap_padding;
+// The index in kNoiseCaps of the widest cap from `lowest` up whose noisy sort of `items`
+// (greedy batches under `options`, its sample cap included) costs at most
+// options.noise_cap_padding in padding; `lowest`, untried, when no wider one fits.
+static size_t widest_fitting_noise(const std::vector<PlanItem>& items, BucketingOptions options,
+                                   size_t lowest) {
+  auto fits = [&](size_t k) {
+    options.noise_cap = kNoiseCaps[k];
+    return WindowPlanner(options, 1, 0, 0).noisy_sort_padding(items) <= options.noise_cap_padding;
   };
-  // Padding grows with the noise: bisect for the widest cap that fits (the narrowest
-  // is taken untried when nothing wider fits).
-  size_t lo = 0, hi = std::size(kNoiseCaps) - 1;
+  // Padding grows with the noise: bisect.
+  size_t lo = lowest, hi = std::size(kNoiseCaps) - 1;
   while (lo < hi) {
     const size_t mid = (lo + hi + 1) / 2;
-    if (fits(kNoiseCaps[mid])) {
+    if (fits(mid)) {
       lo = mid;
     } else {
       hi = mid - 1;
     }
   }
-  return kNoiseCaps[lo];
+  return lo;
+}
+
+double automatic_noise_cap(const LengthSource& lengths, const BucketingOptions& options) {
+  // A window's worth of evenly spaced ids (like automatic_window, independent of seed,
+  // epoch and world size), sorted with each candidate noise and packed greedily.
+  BucketingOptions o = options;
+  if (o.window == 0) o.window = automatic_window(lengths, options);
+  return kNoiseCaps[widest_fitting_noise(probe_window(lengths, o, UINT64_MAX), o, 0)];
 }
 
 // The share of the sample pairs that share a greedy batch in the first order that
@@ -98,45 +104,64 @@ double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vecto
 // Full batches are capped only when their estimate exceeds the target this many times.
 static constexpr double kCapTrigger = 1.25;
 
-uint64_t automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options) {
-  if (options.repeated_pairs_target <= 0) return kNoBatchCap;
+AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options) {
   BucketingOptions o = options;
+  if (options.repeated_pairs_target <= 0) {
+    if (o.noise_cap == 0) o.noise_cap = automatic_noise_cap(lengths, o);
+    return {kNoBatchCap, o.noise_cap};
+  }
   if (o.window == 0) o.window = automatic_window(lengths, options);
-  if (o.noise_cap == 0) o.noise_cap = automatic_noise_cap(lengths, options);
+  // With the noise left to choose, each cap is estimated with the noise it would be
+  // planned with: a cap makes batches of short samples span fewer lengths, so wider
+  // noise fits the padding target, and that noise re-batches fewer pairs (Debian
+  // changelog entries, quadratic, capped at 64: noise 0.2 where full batches take 0.05,
+  // 8.7% of pairs again where full batches' noise estimated 10.8%).
+  const bool choose_noise = o.noise_cap == 0;
+  const std::vector<PlanItem> noise_items =
+      choose_noise ? probe_window(lengths, o, UINT64_MAX) : std::vector<PlanItem>{};
   std::vector<PlanItem> items = probe_window(lengths, o, kMostPairProbes);
   for (size_t k = 0; k < items.size(); ++k) items[k].id = k;  // dense, to index by
-  // Both epochs sorted once, with the noise of full batches (a cap narrows the noise
-  // of the samples it caps, which this estimate leaves out).
-  o.max_batch_size = kNoBatchCap;
-  const std::vector<PlanItem> first = WindowPlanner(o, 1, 0, 0).noisy_sorted(items);
-  const std::vector<PlanItem> second = WindowPlanner(o, 1, 0, 1).noisy_sorted(items);
   // Two samples batched together meet in one window next epoch only by chance: the
   // global order is reshuffled, so with probability about window / dataset.
   const double same_window =
       std::min(1.0, static_cast<double>(o.window) / static_cast<double>(lengths.size()));
+  // Both epochs sorted with the reach of full batches (a cap narrows the reach of the
+  // samples it caps, which this estimate leaves out), once for each noise.
+  size_t noise = 0;  // a smaller cap never narrows the noise that fits
+  double sorted_noise = -1;
+  std::vector<PlanItem> first, second;
   auto share = [&](uint64_t cap) {
     o.max_batch_size = cap;
+    if (choose_noise) {
+      noise = widest_fitting_noise(noise_items, o, noise);
+      o.noise_cap = kNoiseCaps[noise];
+    }
+    if (o.noise_cap != sorted_noise) {
+      BucketingOptions full = o;
+      full.max_batch_size = kNoBatchCap;
+      first = WindowPlanner(full, 1, 0, 0).noisy_sorted(items);
+      second = WindowPlanner(full, 1, 0, 1).noisy_sorted(items);
+      sorted_noise = o.noise_cap;
+    }
     return same_window * greedy_repeated_pair_share(WindowPlanner(o, 1, 0, 0), first, second);
   };
-  auto meets = [&](uint64_t cap) { return share(cap) <= options.repeated_pairs_target; };
   // Full batches near the target are left alone: a cap changes how the shortest samples
   // are cut, and there it re-batched more pairs, not fewer (8.2% -> 9.2% on Debian
   // changelog entries, linear cost).
-  if (share(kNoBatchCap) <= kCapTrigger * options.repeated_pairs_target) return kNoBatchCap;
+  const double full_share = share(kNoBatchCap);
+  const AutomaticCap full = {kNoBatchCap, o.noise_cap};
+  if (full_share <= kCapTrigger * options.repeated_pairs_target) return full;
   for (uint64_t cap : kBatchCaps)
-    if (meets(cap)) return cap;
-  return kNoBatchCap;  // no cap meets it: one would only add steps
+    if (share(cap) <= options.repeated_pairs_target) return {cap, o.noise_cap};
+  return full;  // no cap meets it: one would only add steps
 }
 
 BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options) {
   if (options.window == 0) options.window = automatic_window(lengths, options);
-  const bool choose_noise = options.noise_cap == 0;
   if (options.max_batch_size == 0) {
-    // The estimate sorts with the noise of full batches: choose it once, here, and keep
-    // it when no cap is set; a cap changes what the noise costs, so it is chosen again.
-    if (choose_noise) options.noise_cap = automatic_noise_cap(lengths, options);
-    options.max_batch_size = automatic_batch_cap(lengths, options);
-    if (choose_noise && options.max_batch_size != kNoBatchCap) options.noise_cap = 0;
+    const AutomaticCap chosen = automatic_batch_cap(lengths, options);
+    options.max_batch_size = chosen.max_batch_size;
+    options.noise_cap = chosen.noise_cap;
   }
   if (options.noise_cap == 0) options.noise_cap = automatic_noise_cap(lengths, options);
   return options;

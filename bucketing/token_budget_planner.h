@@ -46,12 +46,18 @@ inline constexpr uint64_t kMostPairProbes = uint64_t{1} << 21;
 // order `first` that share one in the order `second`: the same items, ids 0..n-1.
 double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vector<PlanItem>& first,
                                   const std::vector<PlanItem>& second);
-// The cap BucketingOptions::max_batch_size = 0 stands for: kNoBatchCap when greedy
-// batches filled to the budget over a window's worth of evenly spaced samples re-batch
-// at most 1.25 x options.repeated_pairs_target of their pairs (or when no cap brings
-// them under the target); otherwise the largest of kBatchCaps that does. Sorts the
-// samples twice and packs them a dozen times at most.
-uint64_t automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options);
+// The cap BucketingOptions::max_batch_size = 0 stands for, and the noise cap to plan
+// with (options.noise_cap, or when that is 0 the one chosen for this cap). kNoBatchCap
+// when greedy batches filled to the budget over a window's worth of evenly spaced
+// samples re-batch at most 1.25 x options.repeated_pairs_target of their pairs (or when
+// no cap brings them under the target); otherwise the largest of kBatchCaps that does.
+// Each cap is estimated with the noise it would be planned with (the widest that fits
+// the noise's padding target with that cap), from two noisy sorts per noise tried.
+struct AutomaticCap {
+  uint64_t max_batch_size;
+  double noise_cap;
+};
+AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options);
 
 // `options` with window = 0, max_batch_size = 0 and noise_cap = 0 replaced by what they
 // stand for with these lengths. Choosing the cap and the noise sorts a window's worth of

@@ -66,6 +66,11 @@ struct BucketingOptions {
   // share that step; the rest of the step is completed with batches cut to its level
   // from the shortest samples.
   double level_tolerance = 0.08;
+  // Deal each window's samples at random among its batches, every batch keeping its
+  // count and its longest sample (mix_window): batch costs, padding and balance are
+  // unchanged, but batch mates are no longer just neighbours in length, who on a small
+  // corpus meet again every epoch. false keeps each batch a run of like lengths.
+  bool mix_batches = true;
   OversizePolicy oversize = OversizePolicy::kError;
   OrderOptions order;
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "bucketing/step_mixing.h"
 #include "bucketing/window_planner_parts.h"
 #include "core/philox.h"
 
@@ -292,6 +293,35 @@ bool WindowPlanner::by_key(const Entry& a, const Entry& b) {
   return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
 }
 
+// Each batch of the window keeps its longest sample and its count; every other sample
+// is dealt at random to a place in a batch whose longest holds it (deal_to_places), so
+// batch costs, padding and step balance stay as planned and only batch mates change.
+void WindowPlanner::mix_window(std::vector<Planned>& planned, uint64_t window_index) const {
+  std::vector<Batch*> batches;
+  std::vector<uint64_t> longest, places, pool_lengths;
+  std::vector<Entry> pool;
+  for (Planned& step : planned) {
+    for (Batch& b : step.batches) {
+      if (b.entries.size() < 2) continue;
+      std::iter_swap(b.entries.begin(), std::max_element(b.entries.begin(), b.entries.end(),
+                                                         [](const Entry& x, const Entry& y) {
+                                                           return x.length < y.length;
+                                                         }));
+      batches.push_back(&b);
+      longest.push_back(b.entries.front().length);
+      places.push_back(b.entries.size() - 1);
+      pool.insert(pool.end(), b.entries.begin() + 1, b.entries.end());
+      b.entries.resize(1);
+    }
+  }
+  pool_lengths.reserve(pool.size());
+  for (const Entry& e : pool) pool_lengths.push_back(e.length);
+  CounterRng rng(seed_, RngStream::kStepMix, epoch_, window_index);
+  const std::vector<uint32_t> dealt = deal_to_places(pool_lengths, longest, places, rng);
+  for (size_t k = 0; k < pool.size(); ++k) batches[dealt[k]]->entries.push_back(pool[k]);
+  for (Planned& step : planned) count_samples(step);
+}
+
 double WindowPlanner::emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                                            double previous_mean,
                                            std::vector<StepBatches>& steps) const {
@@ -360,6 +390,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   }
   for (Planned& p : work.apart) work.planned.push_back(std::move(p));
   level_by_swaps(work.planned);
+  if (options_.mix_batches) mix_window(work.planned, window_index);
   return emit_in_chosen_order(work.planned, window_index, previous_mean, steps);
 }
 

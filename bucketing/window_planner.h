@@ -31,9 +31,13 @@
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in.
-// 6. The step order is chosen among a few seeded shuffles to keep the lag-1
+// 6. The window's samples are dealt at random among its batches, each batch keeping
+//    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
+//    mates are then not just neighbours in length, which on a small corpus are mostly
+//    the same ones every epoch.
+// 7. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
-// Steps 1-3 and 6 live in window_planner.cpp, steps 4 and 5 in window_planner_final.cpp.
+// Steps 1-3, 6 and 7 live in window_planner.cpp, steps 4 and 5 in window_planner_final.cpp.
 #pragma once
 
 #include <cstdint>
@@ -94,6 +98,7 @@ class WindowPlanner {
   struct Planned;  // a step under construction, with its mean sample length
   struct Work;     // what one window's planning has made so far
   Planned make_step(std::vector<Batch> batches) const;
+  void mix_window(std::vector<Planned>& planned, uint64_t window_index) const;
   void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
   void plan_capped(Work& work) const;

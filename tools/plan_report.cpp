@@ -159,6 +159,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"quadratic_a", r.bucketing_options.cost.a},
                       {"window", r.bucketing_options.window},
                       {"noise_cap", r.bucketing_options.noise_cap},
+                      {"mix_batches", r.bucketing_options.mix_batches},
                       {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
                       {"max_batch_size_automatic", cap_chosen},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},

@@ -498,6 +498,55 @@ TEST(TokenBudgetPlanner, EachSampleCapIsEstimatedWithTheNoiseItIsPlannedWith) {
   EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).p99, 1.10);
 }
 
+// Dealing a window's samples among its batches (BucketingOptions::mix_batches) keeps
+// every batch's count and longest sample, so each step's per-rank costs, the padding and
+// the balance are those of the undealt plan (only the step order may differ: it is
+// chosen by step mean length, which the deal moves). Batch mates are no longer just
+// neighbours in length, who on a corpus this small meet again every epoch.
+TEST(TokenBudgetPlanner, DealingKeepsEveryStepsCostsButScattersBatchMates) {
+  const auto lengths = log_normal(20000, 9, 29, 40, 0.9);
+  SpanLengths source(lengths);
+  BucketingOptions mixed = quadratic_budget(8192);
+  mixed.repeated_pairs_target = 0;  // the same batches, uncapped, in both plans
+  BucketingOptions runs = mixed;
+  runs.mix_batches = false;
+  // Each step as its ranks' (count, longest), sorted; the steps sorted too.
+  using Shape = std::vector<std::pair<size_t, uint64_t>>;
+  auto plan = [&](const BucketingOptions& o, PlanMetrics& metrics) {
+    std::vector<Shape> shapes;
+    for (uint32_t epoch = 0; epoch < 2; ++epoch) {
+      metrics.begin_epoch();
+      TokenBudgetPlanner planner(source, o, 8, {4, epoch, {}});
+      PlanStep step;
+      while (planner.next(step)) {
+        metrics.add(step);
+        Shape shape;
+        for (const RankBatch& b : step.ranks) {
+          uint64_t longest = 0;
+          for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
+          shape.emplace_back(b.samples.size(), longest);
+        }
+        std::sort(shape.begin(), shape.end());
+        shapes.push_back(shape);
+      }
+      metrics.end_epoch();
+    }
+    return shapes;
+  };
+  PlanMetrics mixed_metrics(source, mixed.cost.a), run_metrics(source, runs.cost.a);
+  std::vector<Shape> mixed_shapes = plan(mixed, mixed_metrics),
+                     run_shapes = plan(runs, run_metrics);
+  std::sort(mixed_shapes.begin(), mixed_shapes.end());
+  std::sort(run_shapes.begin(), run_shapes.end());
+  EXPECT_EQ(mixed_shapes, run_shapes);
+  EXPECT_NEAR(mixed_metrics.padding_waste(), run_metrics.padding_waste(), 1e-12);
+  EXPECT_NEAR(mixed_metrics.imbalance(CostKind::kQuadratic).mean,
+              run_metrics.imbalance(CostKind::kQuadratic).mean, 1e-12);
+  EXPECT_EQ(mixed_metrics.total_dropped() + mixed_metrics.total_duplicated(), 0u);
+  EXPECT_GT(run_metrics.repeated_pair_share(), 0.15);
+  EXPECT_LT(mixed_metrics.repeated_pair_share(), 0.7 * run_metrics.repeated_pair_share());
+}
+
 // Borrowing short samples for a final step's light batch pads each one to that batch's
 // longest. On a small smooth corpus at 64 ranks it filled batches of 1,300-token samples
 // with 20-token ones and padded the epoch 4.8%; it now stops where the window's padding

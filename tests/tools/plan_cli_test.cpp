@@ -147,6 +147,28 @@ TEST(PlanCli, AutomaticSampleCapIsReportedAndCanBeTurnedOff) {
   EXPECT_NE(bad.err.find("--pairs-target"), std::string::npos) << bad.err;
 }
 
+// Batches are dealt by default (each keeps its count and longest, so its cost);
+// --no-mix keeps them runs of like lengths. Padding and balance are the same either
+// way, batch mates are not.
+TEST(PlanCli, DealtBatchesAreReportedAndCanBeTurnedOff) {
+  testing::TempDir tmp;
+  std::string text;
+  for (size_t i = 0; i < 6000; ++i) text += std::to_string(20 + (i * 7919) % 200) + "\n";
+  testing::write_text(tmp / "lengths.txt", text);
+  const std::string plan = kBin + " plan --lengths " + (tmp / "lengths.txt").string() +
+                           " --world-size 4 --tokens-per-rank 4096 --epochs 2 --json " +
+                           "--no-baselines --pairs-target 0";
+  const auto dealt = nlohmann::json::parse(run_command(plan).out);
+  const auto runs = nlohmann::json::parse(run_command(plan + " --no-mix").out);
+  EXPECT_TRUE(dealt["config"]["mix_batches"].get<bool>());
+  EXPECT_FALSE(runs["config"]["mix_batches"].get<bool>());
+  EXPECT_NEAR(dealt["evenfeed"]["padding_waste"].get<double>(),
+              runs["evenfeed"]["padding_waste"].get<double>(), 1e-12);
+  EXPECT_EQ(dealt["evenfeed"]["steps_per_epoch"], runs["evenfeed"]["steps_per_epoch"]);
+  EXPECT_LT(dealt["evenfeed"]["repeated_pair_share"].get<double>(),
+            runs["evenfeed"]["repeated_pair_share"].get<double>());
+}
+
 TEST(PlanCli, PlainSamplerDumpMarksPaddingAndFewSamplesGiveEmptyRanks) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 10);

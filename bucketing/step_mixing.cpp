@@ -1,0 +1,79 @@
+#include "bucketing/step_mixing.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace evenfeed {
+
+namespace {
+
+// Free places per batch, in a Fenwick tree over the batches ordered longest first, to
+// draw a place among the first k batches and take it in O(log n).
+class PlaceTree {
+ public:
+  explicit PlaceTree(const std::vector<uint64_t>& counts) : tree_(counts.size() + 1, 0) {
+    for (size_t i = 0; i < counts.size(); ++i) add(i, static_cast<int64_t>(counts[i]));
+  }
+  void add(size_t i, int64_t delta) {
+    for (size_t k = i + 1; k < tree_.size(); k += k & (~k + 1)) tree_[k] += delta;
+  }
+  uint64_t prefix(size_t count) const {  // places in the first `count` batches
+    int64_t sum = 0;
+    for (size_t k = count; k > 0; k -= k & (~k + 1)) sum += tree_[k];
+    return static_cast<uint64_t>(sum);
+  }
+  // The batch holding place number `rank` (0-based, counting batches in order).
+  size_t find(uint64_t rank) const {
+    size_t at = 0;
+    size_t step = 1;
+    while (step * 2 < tree_.size()) step *= 2;
+    int64_t left = static_cast<int64_t>(rank);
+    for (; step > 0; step /= 2) {
+      if (at + step < tree_.size() && tree_[at + step] <= left) {
+        at += step;
+        left -= tree_[at];
+      }
+    }
+    return at;  // 0-based index of the batch: `at` batches lie wholly before the place
+  }
+
+ private:
+  std::vector<int64_t> tree_;
+};
+
+}  // namespace
+
+std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
+                                     const std::vector<uint64_t>& longest,
+                                     const std::vector<uint64_t>& places, CounterRng& rng) {
+  std::vector<uint32_t> batch_order(longest.size());
+  std::iota(batch_order.begin(), batch_order.end(), 0u);
+  std::stable_sort(batch_order.begin(), batch_order.end(),
+                   [&](uint32_t a, uint32_t b) { return longest[a] > longest[b]; });
+  std::vector<uint64_t> ordered_places(longest.size());
+  for (size_t k = 0; k < batch_order.size(); ++k) ordered_places[k] = places[batch_order[k]];
+  PlaceTree tree(ordered_places);
+
+  std::vector<uint32_t> sample_order(pool.size());
+  std::iota(sample_order.begin(), sample_order.end(), 0u);
+  std::stable_sort(sample_order.begin(), sample_order.end(),
+                   [&](uint32_t a, uint32_t b) { return pool[a] > pool[b]; });
+  std::vector<uint32_t> dealt(pool.size());
+  size_t fitting = 0;  // batches (longest first) whose longest holds the current sample
+  for (uint32_t s : sample_order) {
+    while (fitting < batch_order.size() && longest[batch_order[fitting]] >= pool[s]) ++fitting;
+    const uint64_t free = tree.prefix(fitting);
+    EVENFEED_CHECK(free > 0,
+                   "no place left for a sample of length {} when dealing a window's "
+                   "batches; the places do not hold their pool",
+                   pool[s]);
+    const size_t k = tree.find(rng.below(free));
+    tree.add(k, -1);
+    dealt[s] = batch_order[k];
+  }
+  return dealt;
+}
+
+}  // namespace evenfeed

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "bucketing/step_mixing.h"
+#include "bucketing/batch_dealing.h"
 #include "bucketing/window_planner_parts.h"
 #include "core/philox.h"
 

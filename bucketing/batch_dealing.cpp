@@ -1,4 +1,4 @@
-#include "bucketing/step_mixing.h"
+#include "bucketing/batch_dealing.h"
 
 #include <algorithm>
 #include <numeric>

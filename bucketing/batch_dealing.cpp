@@ -1,6 +1,7 @@
 #include "bucketing/batch_dealing.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "core/error.h"
@@ -56,15 +57,25 @@ std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
   for (size_t k = 0; k < batch_order.size(); ++k) ordered_places[k] = places[batch_order[k]];
   PlaceTree tree(ordered_places);
 
+  // Each sample's fitting batches are the first `fitting` in that order. Dealt in order
+  // of fitting (most constrained first; a counting sort, by position within), which is
+  // longest first up to samples with the same fitting batches.
+  std::vector<uint64_t> descending(batch_order.size());
+  for (size_t k = 0; k < batch_order.size(); ++k) descending[k] = longest[batch_order[k]];
+  std::vector<uint32_t> fitting(pool.size());
+  std::vector<size_t> starts(batch_order.size() + 2, 0);
+  for (size_t s = 0; s < pool.size(); ++s) {
+    fitting[s] = static_cast<uint32_t>(
+        std::upper_bound(descending.begin(), descending.end(), pool[s], std::greater<>()) -
+        descending.begin());
+    ++starts[fitting[s] + 1];
+  }
+  for (size_t k = 1; k < starts.size(); ++k) starts[k] += starts[k - 1];
   std::vector<uint32_t> sample_order(pool.size());
-  std::iota(sample_order.begin(), sample_order.end(), 0u);
-  std::stable_sort(sample_order.begin(), sample_order.end(),
-                   [&](uint32_t a, uint32_t b) { return pool[a] > pool[b]; });
+  for (uint32_t s = 0; s < pool.size(); ++s) sample_order[starts[fitting[s]]++] = s;
   std::vector<uint32_t> dealt(pool.size());
-  size_t fitting = 0;  // batches (longest first) whose longest holds the current sample
   for (uint32_t s : sample_order) {
-    while (fitting < batch_order.size() && longest[batch_order[fitting]] >= pool[s]) ++fitting;
-    const uint64_t free = tree.prefix(fitting);
+    const uint64_t free = tree.prefix(fitting[s]);
     EVENFEED_CHECK(free > 0,
                    "no place left for a sample of length {} when dealing a window's "
                    "batches; the places do not hold their pool",

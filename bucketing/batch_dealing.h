@@ -23,8 +23,9 @@ namespace evenfeed {
 // For each of `pool` (sample lengths), the batch it is dealt to: batch b takes
 // `places[b]` of them, each no longer than `longest[b]`. The places must be able to
 // hold the pool (they can when it came from these batches). Samples are dealt longest
-// first, each to a place drawn uniformly among the free places that can hold it, so
-// none is stranded: every place a longer sample fits, a shorter one fits too.
+// first (those that fit the same batches in any order), each to a place drawn
+// uniformly among the free places that can hold it, so none is stranded: every place
+// a longer sample fits, a shorter one fits too.
 // O(pool x log(batches)); deterministic for a given `rng`.
 std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
                                      const std::vector<uint64_t>& longest,

@@ -27,7 +27,8 @@ struct BucketingOptions {
   // together again, next epoch, more than 1.25 x `repeated_pairs_target` of the sample
   // pairs they batch together (a budget that admits thousands of short samples per
   // batch, more than a window holds of each length); then the largest power of two
-  // from 64 to 65,536 that brings the estimate under it. kNoBatchCap: no cap.
+  // from 64 to 65,536 that brings the estimate under it, each estimated with the noise
+  // it would be planned with (and on batches not yet dealt). kNoBatchCap: no cap.
   uint64_t max_batch_size = 0;
   // The re-batched pair share the automatic cap aims under (0: never cap automatically).
   double repeated_pairs_target = 0.08;

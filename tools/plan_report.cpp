@@ -159,7 +159,6 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"quadratic_a", r.bucketing_options.cost.a},
                       {"window", r.bucketing_options.window},
                       {"noise_cap", r.bucketing_options.noise_cap},
-                      {"mix_batches", r.bucketing_options.mix_batches},
                       {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
                       {"max_batch_size_automatic", cap_chosen},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
@@ -169,6 +168,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"epochs", r.epochs},
                       {"mean_length", mean},
                       {"truncated", measured_truncation(r) != UINT64_MAX}};
+  if (r.bucketing) report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
   if (r.resume_at_step) {
     report["config"]["resume_at_step"] = *r.resume_at_step;
     report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);
@@ -214,6 +214,9 @@ std::string plan_report_text(const nlohmann::json& report) {
                              "same samples together again; --pairs-target 0 keeps them full)"
                            : "");
   }
+  if (!c.value("mix_batches", true))
+    out +=
+        "batches kept as runs of like lengths (--no-mix: not dealt among the window's batches)\n";
   std::vector<std::pair<std::string, const nlohmann::json*>> columns = {
       {"evenfeed", &report["evenfeed"]}};
   if (report.contains("torch_distributed_sampler")) {

@@ -167,6 +167,10 @@ TEST(PlanCli, DealtBatchesAreReportedAndCanBeTurnedOff) {
   EXPECT_EQ(dealt["evenfeed"]["steps_per_epoch"], runs["evenfeed"]["steps_per_epoch"]);
   EXPECT_LT(dealt["evenfeed"]["repeated_pair_share"].get<double>(),
             runs["evenfeed"]["repeated_pair_share"].get<double>());
+  const std::string report = kBin + " plan --lengths " + (tmp / "lengths.txt").string() +
+                             " --world-size 4 --tokens-per-rank 4096 --no-baselines";
+  EXPECT_EQ(run_command(report).out.find("runs of like lengths"), std::string::npos);
+  EXPECT_NE(run_command(report + " --no-mix").out.find("runs of like lengths"), std::string::npos);
 }
 
 TEST(PlanCli, PlainSamplerDumpMarksPaddingAndFewSamplesGiveEmptyRanks) {

@@ -13,8 +13,8 @@ possible over the g epoch-0 batches that hold that length, still meet in at leas
 n (n - g) / 2g pairs (convexity). The same holds for any band of lengths (pairs within
 the band; pairs across bands may all be new), so any partition of the lengths into
 bands gives a bound: the best of bands of several widths is reported (the larger count
-from either epoch, summed over bands and batches, over epoch 0's pairs). Lengths longer than --truncate count as --truncate (as with
-`--oversize truncate`)."""
+from either epoch, summed over bands and batches, over epoch 0's pairs). Lengths
+longer than --truncate count as --truncate (as with `--oversize truncate`)."""
 import argparse
 import collections
 import json
@@ -26,6 +26,16 @@ def spread(counts, groups):
     of the other epoch too, when the items lie in `groups` batches there: a batch's n
     items spread evenly over the groups still meet in n (n - groups) / 2 groups pairs."""
     return sum(n * (n - groups) / (2 * groups) for n in counts.values() if n > groups)
+
+
+def band_of(ratio):
+    """Maps a length to its band: bands whose ends differ by `ratio` (1: each length
+    alone; infinity: one band)."""
+    if ratio == float("inf"):
+        return lambda length: 0
+    if ratio == 1.0:
+        return lambda length: length
+    return lambda length: int(math.log(length) / math.log(ratio))
 
 
 def band_bound(batches, lengths, band):
@@ -67,10 +77,7 @@ def main():
     # more batches. The best of a few band widths (ratio of a band's ends) is reported.
     forced, best_ratio = 0, None
     for ratio in (1.0, 1.02, 1.05, 1.1, 1.2, 1.5, 2.0, 4.0, float("inf")):
-        band = (lambda length: 0) if ratio == float("inf") else (
-            (lambda length: length) if ratio == 1.0 else
-            (lambda length, r=ratio: int(math.log(length) / math.log(r))))
-        count = band_bound(batches, lengths, band)
+        count = band_bound(batches, lengths, band_of(ratio))
         if count > forced:
             forced, best_ratio = count, ratio
     print(f"pairs batched together in epoch 0: {pairs:.0f}")

@@ -53,15 +53,16 @@ std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
   std::iota(batch_order.begin(), batch_order.end(), 0u);
   std::stable_sort(batch_order.begin(), batch_order.end(),
                    [&](uint32_t a, uint32_t b) { return longest[a] > longest[b]; });
-  std::vector<uint64_t> ordered_places(longest.size());
-  for (size_t k = 0; k < batch_order.size(); ++k) ordered_places[k] = places[batch_order[k]];
+  std::vector<uint64_t> ordered_places(longest.size()), descending(longest.size());
+  for (size_t k = 0; k < batch_order.size(); ++k) {
+    ordered_places[k] = places[batch_order[k]];
+    descending[k] = longest[batch_order[k]];
+  }
   PlaceTree tree(ordered_places);
 
   // Each sample's fitting batches are the first `fitting` in that order. Dealt in order
   // of fitting (most constrained first; a counting sort, by position within), which is
   // longest first up to samples with the same fitting batches.
-  std::vector<uint64_t> descending(batch_order.size());
-  for (size_t k = 0; k < batch_order.size(); ++k) descending[k] = longest[batch_order[k]];
   std::vector<uint32_t> fitting(pool.size());
   std::vector<size_t> starts(batch_order.size() + 2, 0);
   for (size_t s = 0; s < pool.size(); ++s) {

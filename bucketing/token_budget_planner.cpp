@@ -115,7 +115,7 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   // planned with: a cap makes batches of short samples span fewer lengths, so wider
   // noise fits the padding target, and that noise re-batches fewer pairs (Debian
   // changelog entries, quadratic, capped at 64: noise 0.2 where full batches take 0.05,
-  // 8.7% of pairs again where full batches' noise estimated 10.8%).
+  // 8.1% of pairs again where full batches' noise estimated 10.8%).
   const bool choose_noise = o.noise_cap == 0;
   const std::vector<PlanItem> noise_items =
       choose_noise ? probe_window(lengths, o, UINT64_MAX) : std::vector<PlanItem>{};

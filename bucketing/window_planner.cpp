@@ -316,7 +316,7 @@ void WindowPlanner::mix_window(std::vector<Planned>& planned, uint64_t window_in
   }
   pool_lengths.reserve(pool.size());
   for (const Entry& e : pool) pool_lengths.push_back(e.length);
-  CounterRng rng(seed_, RngStream::kStepMix, epoch_, window_index);
+  CounterRng rng(seed_, RngStream::kBatchDeal, epoch_, window_index);
   const std::vector<uint32_t> dealt = deal_to_places(pool_lengths, longest, places, rng);
   for (size_t k = 0; k < pool.size(); ++k) batches[dealt[k]]->entries.push_back(pool[k]);
   for (Planned& step : planned) count_samples(step);

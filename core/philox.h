@@ -24,7 +24,7 @@ enum class RngStream : uint8_t {
   kSubstitute = 5,  // substitutes for bad records
   kSynth = 6,       // synthetic data
   kModelInit = 7,   // trainer weights
-  kStepMix = 8,     // which batch of its step a sample joins (length bucketing)
+  kBatchDeal = 8,   // which batch of its window a sample is dealt to (length bucketing)
 };
 
 // A generator for one (seed, stream, epoch, item): draws are taken from consecutive

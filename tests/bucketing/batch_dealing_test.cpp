@@ -27,7 +27,7 @@ void expect_valid_deal(const std::vector<uint32_t>& dealt, const std::vector<uin
 TEST(DealToPlaces, LongSamplesGoWhereOnlyTheyFit) {
   const std::vector<uint64_t> pool = {1, 9, 1, 10}, longest = {10, 5, 5}, places = {2, 1, 1};
   for (uint64_t seed = 0; seed < 50; ++seed) {
-    CounterRng rng(seed, RngStream::kStepMix, 0, 0);
+    CounterRng rng(seed, RngStream::kBatchDeal, 0, 0);
     const std::vector<uint32_t> dealt = deal_to_places(pool, longest, places, rng);
     expect_valid_deal(dealt, pool, longest, places);
     EXPECT_EQ(dealt[1], 0u);
@@ -48,7 +48,7 @@ TEST(DealToPlaces, RunsOfLikeLengthsAreScatteredAndTheDealIsReproducible) {
   }
   double together = 0, pairs = 0;
   for (uint64_t seed = 0; seed < 20; ++seed) {
-    CounterRng rng(seed, RngStream::kStepMix, 0, 0), again(seed, RngStream::kStepMix, 0, 0);
+    CounterRng rng(seed, RngStream::kBatchDeal, 0, 0), again(seed, RngStream::kBatchDeal, 0, 0);
     const std::vector<uint32_t> dealt = deal_to_places(pool, longest, places, rng);
     expect_valid_deal(dealt, pool, longest, places);
     EXPECT_EQ(dealt, deal_to_places(pool, longest, places, again));
@@ -66,7 +66,7 @@ TEST(DealToPlaces, RunsOfLikeLengthsAreScatteredAndTheDealIsReproducible) {
 }
 
 TEST(DealToPlaces, EmptyPoolAndBatchesWithoutPlaces) {
-  CounterRng rng(1, RngStream::kStepMix, 0, 0);
+  CounterRng rng(1, RngStream::kBatchDeal, 0, 0);
   EXPECT_TRUE(deal_to_places({}, {5, 7}, {0, 0}, rng).empty());
   const std::vector<uint32_t> dealt = deal_to_places({3, 4}, {5, 7, 9}, {0, 2, 0}, rng);
   EXPECT_EQ(dealt, (std::vector<uint32_t>{1, 1}));

@@ -56,11 +56,16 @@ def main():
     parser.add_argument("dump")
     parser.add_argument("--truncate", type=int, default=None)
     args = parser.parse_args()
-    lengths = [int(line) for line in open(args.lengths) if line.strip()]
+    try:
+        lengths = [int(line) for line in open(args.lengths) if line.strip()]
+        dump_lines = open(args.dump).readlines()
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"plan_pairs_bound: {error}; pass a lengths file (one integer a "
+                         "line) and an `evenfeed plan --dump` file")
     if args.truncate:
         lengths = [min(length, args.truncate) for length in lengths]
     batches = {0: [], 1: []}
-    for line in open(args.dump):
+    for line in dump_lines:
         row = json.loads(line)
         if row["epoch"] in batches and row["samples"]:
             batches[row["epoch"]].append(row["samples"])

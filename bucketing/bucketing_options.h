@@ -54,6 +54,12 @@ struct BucketingOptions {
   // balancing steps, which add padding of their own.
   double noise_cap = 0;
   double noise_cap_padding = 0.012;
+  // When no sample cap brings the estimated re-batched pairs under
+  // `repeated_pairs_target` with noise that costs at most `noise_cap_padding`, the
+  // automatic cap (max_batch_size = 0) tries again with noise costing up to this much:
+  // more of the 2% padding target spent on noise, where the pairs target would
+  // otherwise be missed.
+  double noise_cap_padding_for_pairs = 0.017;
   // Every sample that shares a batch may move at least this far (log length), so batch
   // composition changes between epochs for long samples too.
   double noise_floor = 0.015;

@@ -385,11 +385,11 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
                    std::max<uint64_t>(options_.window, world_size_)) {
     for (const Entry& e : work.leftover) carry.push_back({e.id, e.length});
     for (const Entry& e : work.capped) carry.push_back({e.id, e.length});
+    for (Planned& p : work.apart) work.planned.push_back(std::move(p));
+    level_by_swaps(work.planned);
   } else {
-    finish(work);
+    work.planned = finish_level(std::move(work));
   }
-  for (Planned& p : work.apart) work.planned.push_back(std::move(p));
-  level_by_swaps(work.planned);
   if (options_.mix_batches) mix_window(work.planned, window_index);
   return emit_in_chosen_order(work.planned, window_index, previous_mean, steps);
 }

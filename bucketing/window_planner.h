@@ -27,7 +27,9 @@
 //    stays under 1.8% (a borrowed sample is padded to the light batch's longest).
 //    Under a token bound (max_batch_tokens), lumps (samples alone in a batch and dearer
 //    than any batch of shorter ones) are placed before the final cut, with the dearest
-//    other batches as partners (plan_lump_runs).
+//    other batches as partners (plan_lump_runs). Under a cap or bound, the end is made
+//    twice, once with the samples too short to reach the leftover's dearest sample set
+//    aside while steps are taken back, and the more level is kept (finish_level).
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in.
@@ -102,7 +104,9 @@ class WindowPlanner {
   void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
   void plan_capped(Work& work) const;
-  void finish(Work& work) const;
+  void finish(Work& work, bool set_aside) const;
+  std::vector<Planned> finish_level(Work work) const;
+  std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
   double lump_level() const;
   std::vector<Planned> place_lumps(std::vector<Entry>& leftover) const;

@@ -70,6 +70,12 @@ void add_plan(CLI::App& app, Runner& run) {
   cmd->add_option("--noise-cap", r.bucketing_options.noise_cap,
                   "Widest noise in log length at the median's batch size (0: from the data)")
       ->check(CLI::Range(0.0, 8.0));
+  cmd->add_option("--noise-cap-padding", r.bucketing_options.noise_cap_padding,
+                  "Padding the automatic noise cap may spend on the noise alone")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--noise-cap-padding-for-pairs", r.bucketing_options.noise_cap_padding_for_pairs,
+                  "... and what it may spend when no sample cap meets --pairs-target otherwise")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--level-tolerance", r.bucketing_options.level_tolerance,
                   "Cost spread allowed within a step")
       ->check(CLI::Range(0.0, 0.5));

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -145,6 +147,58 @@ TEST(PlanCli, AutomaticSampleCapIsReportedAndCanBeTurnedOff) {
   auto bad = run_command(plan + "--pairs-target 1.5");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--pairs-target"), std::string::npos) << bad.err;
+}
+
+// Short entries with a few lumps (3% of 1,000-7,000 tokens, 0.4% of 9,000), from a
+// fixed hash so the file is the same everywhere.
+std::string lumpy_lengths(size_t n) {
+  auto uniform = [](uint64_t x) {  // splitmix64, to [0, 1)
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return static_cast<double>((x ^ (x >> 31)) >> 11) * 0x1.0p-53;
+  };
+  std::string text;
+  for (uint64_t i = 0; i < n; ++i) {
+    const double u1 = uniform(3 * i), u2 = uniform(3 * i + 1), kind = uniform(3 * i + 2);
+    const double normal = std::sqrt(-2 * std::log(1 - u1)) * std::cos(6.283185307179586 * u2);
+    double l = 40 * std::exp(normal);
+    if (kind < 0.03) l = 1000 + u2 * 6000;
+    if (kind < 0.004) l = 9000;
+    text += std::to_string(std::max<uint64_t>(1, static_cast<uint64_t>(l))) + "\n";
+  }
+  return text;
+}
+
+// The noise's padding limits are options: --noise-cap-padding (what the automatic noise
+// may cost alone) and --noise-cap-padding-for-pairs (what it may cost when no sample
+// cap meets the pairs target otherwise). On short entries with lumps, quadratic, only
+// the second limit finds a cap that meets the pairs target.
+TEST(PlanCli, NoisePaddingLimitsAreOptions) {
+  testing::TempDir tmp;
+  testing::write_text(tmp / "lumpy.txt", lumpy_lengths(40000));
+  const std::string plan = kBin + " plan --lengths " + (tmp / "lumpy.txt").string() +
+                           " --world-size 8 --tokens-per-rank 8192 --cost quadratic " +
+                           "--oversize truncate --epochs 2 --json --no-baselines ";
+  auto config_of = [&](const std::string& flags) {
+    auto r = run_command(plan + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto soft = config_of("--noise-cap-padding-for-pairs 0.012");
+  EXPECT_EQ(soft["config"]["max_batch_size"], 0);
+  EXPECT_GT(soft["evenfeed"]["repeated_pair_share"].get<double>(), 0.10);
+  const auto chosen = config_of("");
+  EXPECT_GT(chosen["config"]["max_batch_size"].get<uint64_t>(), 0u);
+  EXPECT_GT(chosen["config"]["noise_cap"].get<double>(), soft["config"]["noise_cap"].get<double>());
+  EXPECT_LE(chosen["evenfeed"]["repeated_pair_share"].get<double>(), 0.10);
+  EXPECT_LT(chosen["evenfeed"]["padding_waste"].get<double>(), 0.02);
+
+  EXPECT_EQ(config_of("--pairs-target 0 --noise-cap-padding 0")["config"]["noise_cap"], 0.05);
+  EXPECT_EQ(config_of("--pairs-target 0 --noise-cap-padding 1")["config"]["noise_cap"], 0.2);
+  auto bad = run_command(plan + "--noise-cap-padding-for-pairs 2");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--noise-cap-padding-for-pairs"), std::string::npos) << bad.err;
 }
 
 // Batches are dealt by default (each keeps its count and longest, so its cost);

@@ -79,6 +79,15 @@ void plan_epochs(PlanMetrics& metrics, const LengthSource& source, const Bucketi
   }
 }
 
+// Two epochs (seed 1) at 8 ranks, every sample served exactly once in each.
+PlanMetrics two_epochs_at_8(const LengthSource& source, const BucketingOptions& options) {
+  PlanMetrics metrics(source, options.cost.a);
+  plan_epochs(metrics, source, options, 8, 1);
+  EXPECT_EQ(metrics.total_dropped(), 0u);
+  EXPECT_EQ(metrics.total_duplicated(), 0u);
+  return metrics;
+}
+
 struct Served {
   std::vector<uint64_t> samples;
   uint64_t steps = 0;
@@ -447,18 +456,11 @@ TEST(TokenBudgetPlanner, AutomaticSampleCapRebatchesFewerPairsWhereFullBatchesRe
   const uint64_t cap = resolve_automatic(source, o).max_batch_size;
   EXPECT_NE(std::find(std::begin(kBatchCaps), std::end(kBatchCaps), cap), std::end(kBatchCaps))
       << cap;
-  auto plan_two_epochs = [&](const BucketingOptions& options) {
-    PlanMetrics metrics(source, options.cost.a);
-    plan_epochs(metrics, source, options, 8, 1);
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
-    return metrics;
-  };
   BucketingOptions full = o;
   full.repeated_pairs_target = 0;
   EXPECT_EQ(resolve_automatic(source, full).max_batch_size, kNoBatchCap);
-  const PlanMetrics capped = plan_two_epochs(o);
-  EXPECT_GT(plan_two_epochs(full).repeated_pair_share(), 0.10);
+  const PlanMetrics capped = two_epochs_at_8(source, o);
+  EXPECT_GT(two_epochs_at_8(source, full).repeated_pair_share(), 0.10);
   EXPECT_LE(capped.repeated_pair_share(), 0.10);
   EXPECT_LT(capped.padding_waste(), 0.02);
   EXPECT_LT(capped.imbalance(CostKind::kQuadratic).p99, 1.10);
@@ -525,15 +527,8 @@ TEST(TokenBudgetPlanner, NoiseMaySpendMorePaddingWhereOtherwiseNoCapMeetsThePair
       << chosen.max_batch_size;
   EXPECT_GT(chosen.noise_cap, soft.noise_cap);
 
-  auto plan_two_epochs = [&](const BucketingOptions& options) {
-    PlanMetrics metrics(source, options.cost.a);
-    plan_epochs(metrics, source, options, 8, 1);
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
-    return metrics;
-  };
-  EXPECT_GT(plan_two_epochs(soft_only).repeated_pair_share(), 0.10);
-  const PlanMetrics metrics = plan_two_epochs(o);
+  EXPECT_GT(two_epochs_at_8(source, soft_only).repeated_pair_share(), 0.10);
+  const PlanMetrics metrics = two_epochs_at_8(source, o);
   EXPECT_LE(metrics.repeated_pair_share(), 0.10);
   EXPECT_LT(metrics.padding_waste(), 0.02);
   EXPECT_LE(metrics.imbalance(CostKind::kQuadratic).mean, 1.03);

@@ -22,8 +22,10 @@ namespace evenfeed {
 // Bumped whenever the token-budget plan for the same lengths, options and state
 // changes (a resumed run replays its served steps, so a checkpoint planned by another
 // revision must not be resumed): 2 since the automatic sample cap and the borrowing
-// limit of 2026-12-01, 3 since batches are dealt (mix_window) that evening.
-inline constexpr int kTokenBudgetPlanRevision = 3;
+// limit of 2026-12-01, 3 since batches are dealt (mix_window) that evening, 4 since a
+// capped window's end is made two ways and the more level kept (finish_level,
+// 2026-12-02).
+inline constexpr int kTokenBudgetPlanRevision = 4;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -151,9 +151,12 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   // at most `noise_padding`. Full batches near the target are left alone: a cap changes
   // how the shortest samples are cut, and there it re-batched more pairs, not fewer
   // (8.2% -> 9.2% on Debian changelog entries, linear cost).
+  std::optional<AutomaticCap> full;  // full batches, with the first walk's noise
   auto largest_meeting = [&](double noise_padding) -> std::optional<AutomaticCap> {
     noise = 0;
-    if (share(kNoBatchCap, noise_padding) <= kCapTrigger * options.repeated_pairs_target)
+    const double full_share = share(kNoBatchCap, noise_padding);
+    if (!full) full = AutomaticCap{kNoBatchCap, o.noise_cap};
+    if (full_share <= kCapTrigger * options.repeated_pairs_target)
       return AutomaticCap{kNoBatchCap, o.noise_cap};
     for (uint64_t cap : kBatchCaps)
       if (share(cap, noise_padding) <= options.repeated_pairs_target)
@@ -168,11 +171,7 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   if (choose_noise && options.noise_cap_padding_for_pairs > options.noise_cap_padding) {
     if (auto chosen = largest_meeting(options.noise_cap_padding_for_pairs)) return *chosen;
   }
-  // No cap meets it: one would only add steps. Full batches, with their own noise.
-  if (!choose_noise) return {kNoBatchCap, options.noise_cap};
-  o.max_batch_size = kNoBatchCap;
-  return {kNoBatchCap,
-          kNoiseCaps[widest_fitting_noise(noise_items, o, 0, options.noise_cap_padding)]};
+  return *full;  // no cap meets it: one would only add steps
 }
 
 BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options) {

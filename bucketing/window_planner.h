@@ -104,6 +104,7 @@ class WindowPlanner {
   void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
   void plan_capped(Work& work) const;
+  void cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) const;
   void finish(Work& work, bool set_aside) const;
   std::vector<Planned> finish_level(Work work) const;
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;

@@ -305,18 +305,22 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
   return true;
 }
 
+// `samples` cut into steps of their own (work.apart) when every rank can get a
+// filler's grain of them; fewer join the leftover.
+void WindowPlanner::cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) const {
+  if (samples.size() >= world_size_ * kFillerPerBatch) {
+    for (Planned& p : final_cut(std::move(samples))) work.apart.push_back(std::move(p));
+  } else {
+    work.leftover.insert(work.leftover.end(), samples.begin(), samples.end());
+  }
+}
+
 // The samples that cannot be carried, cut into whole steps. Capped ones make steps of
 // their own when there are enough; lumps are placed first; then the final cut, with
 // planned steps taken back when the leftover cannot be levelled alone.
 void WindowPlanner::finish(Work& work, bool set_aside) const {
-  const size_t W = world_size_;
-  // Capped samples left over are cut into steps of their own, level among themselves,
-  // when every rank can get a filler's grain of them; fewer join the rest.
-  if (work.capped.size() >= W * kFillerPerBatch) {
-    for (Planned& p : final_cut(std::move(work.capped))) work.apart.push_back(std::move(p));
-  } else {
-    work.leftover.insert(work.leftover.end(), work.capped.begin(), work.capped.end());
-  }
+  // Capped samples left over get steps of their own, level among themselves.
+  cut_apart_or_rejoin(std::move(work.capped), work);
   work.capped.clear();
   // Under a token bound, lumps first: they take the dearest of the rest as partners,
   // which are mostly in this window's planned steps of mid-length samples.
@@ -329,11 +333,7 @@ void WindowPlanner::finish(Work& work, bool set_aside) const {
   std::vector<Entry> unreachable;
   if (set_aside) unreachable = set_aside_unreachable(work.leftover);
   take_back_until_levellable(work);
-  if (unreachable.size() >= W * kFillerPerBatch) {
-    for (Planned& p : final_cut(std::move(unreachable))) work.apart.push_back(std::move(p));
-  } else {
-    work.leftover.insert(work.leftover.end(), unreachable.begin(), unreachable.end());
-  }
+  cut_apart_or_rejoin(std::move(unreachable), work);
   std::vector<Planned> final_steps = final_cut(std::move(work.leftover));
   work.leftover.clear();
   double padding_room = borrow_padding_room(work, final_steps);
@@ -362,13 +362,14 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     return std::move(w.planned);
   };
   struct Level {
-    double worst = 1, mean = 1;
+    double worst = 1, mean = 0;  // max/mean of the worst step; mean over steps
   };
   auto level_of = [this](const std::vector<Planned>& steps) {
-    Level level{1, 0};
+    Level level;
     for (const Planned& step : steps) {
-      level.worst = std::max(level.worst, imbalance(step));
-      level.mean += imbalance(step) / static_cast<double>(steps.size());
+      const double ratio = imbalance(step);
+      level.worst = std::max(level.worst, ratio);
+      level.mean += ratio / static_cast<double>(steps.size());
     }
     return level;
   };
@@ -380,12 +381,11 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
                                                                : std::move(usual);
 }
 
-// Moves out of `leftover` the samples that, with a sample cap or token bound, cannot
-// reach the cost of its dearest sample even in a full batch, and returns them. Nothing
-// moves without a bound. (final_cut sorts what it is given by key.)
+// Moves out of `leftover` the samples that, under the sample cap or token bound, cannot
+// reach the cost of its dearest sample even in a full batch, and returns them (called
+// only when bounded; final_cut sorts what it is given by key).
 std::vector<WindowPlanner::Entry> WindowPlanner::set_aside_unreachable(
     std::vector<Entry>& leftover) const {
-  if (!bounded()) return {};
   double dearest = 0;
   for (const Entry& e : leftover) dearest = std::max(dearest, options_.cost.per_sample(e.length));
   const auto unreachable = std::stable_partition(

@@ -79,6 +79,75 @@ std::optional<LumpRuns> plan_lump_runs(std::span<const double> lumps,
 
 namespace {
 
+// The least fluid that places lumps[i..] in steps of max/mean at most `ratio`, for
+// every i (infinity where none does), with the first run of each.
+struct FluidPlan {
+  std::vector<double> fluid;
+  std::vector<size_t> run;
+};
+
+// Fluid a step of lumps [i, i + run) needs to come within `ratio`: its W - run other
+// ranks get pieces of equal cost, no dearer than its dearest lump. Negative when no
+// pieces can (the run alone is too uneven, or too light even with pieces at the top).
+double fluid_needed(std::span<const double> lumps, const std::vector<double>& sums, size_t i,
+                    size_t run, size_t W, double ratio) {
+  const double dearest = lumps[i], mass = sums[i + run] - sums[i];
+  const double wanted = static_cast<double>(W) * dearest / ratio - mass;
+  if (wanted <= 0) return 0;
+  if (run == W || wanted > static_cast<double>(W - run) * dearest) return -1;
+  return wanted;
+}
+
+FluidPlan plan_fluid_at(std::span<const double> lumps, const std::vector<double>& sums, size_t W,
+                        double ratio) {
+  const size_t n = lumps.size();
+  FluidPlan plan{std::vector<double>(n + 1, std::numeric_limits<double>::infinity()),
+                 std::vector<size_t>(n + 1, 0)};
+  plan.fluid[n] = 0;
+  for (size_t i = n; i-- > 0;) {
+    for (size_t run = 1; run <= std::min(W, n - i); ++run) {
+      const double need = fluid_needed(lumps, sums, i, run, W, ratio);
+      if (need < 0) continue;
+      const double total = need + plan.fluid[i + run];
+      if (total < plan.fluid[i]) {
+        plan.fluid[i] = total;
+        plan.run[i] = run;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+std::optional<FluidRuns> plan_fluid_runs(std::span<const double> lumps, double fluid_mass,
+                                         size_t world_size) {
+  const size_t n = lumps.size(), W = world_size;
+  if (n == 0 || W == 0) return FluidRuns{};
+  const std::vector<double> sums = prefix_sums(lumps);
+  // Any placement is within W (one lump per step, the rest empty); bisect below it.
+  double lo = 1, hi = static_cast<double>(W);
+  if (plan_fluid_at(lumps, sums, W, hi).fluid[0] > fluid_mass) return std::nullopt;
+  while (hi - lo > 1e-3 * lo) {
+    const double mid = 0.5 * (lo + hi);
+    (plan_fluid_at(lumps, sums, W, mid).fluid[0] <= fluid_mass ? hi : lo) = mid;
+  }
+  const FluidPlan plan = plan_fluid_at(lumps, sums, W, hi);
+  FluidRuns out;
+  out.worst = hi;
+  out.fluid_used = plan.fluid[0];
+  for (size_t i = 0; i < n;) {
+    const size_t run = plan.run[i];
+    const double need = fluid_needed(lumps, sums, i, run, W, hi);
+    out.lumps_per_step.push_back(run);
+    out.piece_cost.push_back(run < W ? need / static_cast<double>(W - run) : 0.0);
+    i += run;
+  }
+  return out;
+}
+
+namespace {
+
 struct StepShape {
   double dearest = 0, second = 0, sum = 0;
 };

@@ -33,6 +33,20 @@ struct LumpRuns {
 std::optional<LumpRuns> plan_lump_runs(std::span<const double> lumps,
                                        std::span<const double> partners, size_t world_size);
 
+// Runs for lumps whose partners are cut to measure from fine-grained samples ("fluid":
+// many short samples, so a batch of them can be cut to any cost up to a lump's): each
+// step a run of the next dearest lumps, its other ranks pieces of fluid at one level,
+// as cheap as keeps the step within the worst max/mean. The least worst max/mean whose
+// steps need at most `fluid_mass` of fluid (to 0.1%), and for it the least fluid.
+struct FluidRuns {
+  std::vector<size_t> lumps_per_step;
+  std::vector<double> piece_cost;  // each step: the cost of each of its W - run pieces
+  double worst = 1;
+  double fluid_used = 0;
+};
+std::optional<FluidRuns> plan_fluid_runs(std::span<const double> lumps, double fluid_mass,
+                                         size_t world_size);
+
 // Runs of the cost order cannot mix a plateau of the dearest lumps into the steps of
 // sparser ones below it, which is often what levels those: swap_to_level then swaps
 // batches between `steps` (indices into `costs`, W per step), each swap the one that

@@ -27,9 +27,12 @@
 //    stays under 1.8% (a borrowed sample is padded to the light batch's longest).
 //    Under a token bound (max_batch_tokens), lumps (samples alone in a batch and dearer
 //    than any batch of shorter ones) are placed before the final cut, with the dearest
-//    other batches as partners (plan_lump_runs). Under a cap or bound, the end is made
-//    twice, once with the samples too short to reach the leftover's dearest sample set
-//    aside while steps are taken back, and the more level is kept (finish_level).
+//    other batches as partners (plan_lump_runs). When the plain end leaves a step
+//    above 1.04 max/mean, it is made again in other ways and the most level kept
+//    (finish_level): under a cap or bound with the samples too short to reach the
+//    leftover's dearest sample set aside while steps are taken back; with samples too
+//    dear to share a batch placed as lumps; with the lumps' partners cut to measure
+//    (plan_fluid_runs) instead of at the budget.
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in.
@@ -43,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "bucketing/bucketing_options.h"
@@ -105,14 +109,20 @@ class WindowPlanner {
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
   void plan_capped(Work& work) const;
   void cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) const;
-  void finish(Work& work, bool set_aside) const;
+  struct FinishWay;  // how finish() makes a window's end; finish_level tries several
+  void finish(Work& work, const FinishWay& way) const;
   std::vector<Planned> finish_level(Work work) const;
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
   double lump_level() const;
-  std::vector<Planned> place_lumps(std::vector<Entry>& leftover) const;
-  bool is_lump(const Entry& e) const;
-  size_t lump_count(const std::vector<Entry>& entries) const;
+  std::vector<Planned> place_lumps(std::vector<Entry>& leftover, const FinishWay& way) const;
+  struct LumpPlacement;  // the lumps' runs and the partners that complete them
+  std::optional<LumpPlacement> place_runs(const std::vector<Entry>& rest,
+                                          const std::vector<double>& lump_costs) const;
+  std::optional<LumpPlacement> place_fluid_runs(const std::vector<Entry>& rest,
+                                                const std::vector<double>& lump_costs) const;
+  bool is_lump(const Entry& e, bool singletons) const;
+  size_t lump_count(const std::vector<Entry>& entries, bool singletons) const;
   void take_back_partners(std::vector<Planned>& planned, std::vector<Entry>& leftover) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;

@@ -21,6 +21,9 @@ static constexpr double kSplitSlack = 1.02;
 // At most this many lumps are placed by plan_lump_runs (quadratic in their number);
 // more are dense enough to be cut W at a time.
 static constexpr size_t kMostLumpsPlaced = 1024;
+// Partners for the lumps may also be cut for this many step counts beyond the fewest
+// that hold the lumps (place_runs).
+static constexpr size_t kMorePartnerSteps = 4;
 // Borrowing for a light final batch pads what it borrows to that batch's longest
 // sample; it may raise the window's padding share to this much, no further (the
 // target is 2%: one light batch of long samples filled with one-word entries once
@@ -36,13 +39,16 @@ double WindowPlanner::lump_level() const {
 
 // A lump: a sample longer than half the token bound, so alone in its batch, when a
 // batch of two or more samples cannot reach the budget (a superlinear cost model).
-bool WindowPlanner::is_lump(const Entry& e) const {
+// With `singletons`, also any sample too dear to share a batch with any other.
+bool WindowPlanner::is_lump(const Entry& e, bool singletons) const {
+  if (singletons && per_batch(e.length) == 1) return true;
   return token_bound_ > 0 && lump_level() < budget_ && e.length > token_bound_ / 2;
 }
 
-size_t WindowPlanner::lump_count(const std::vector<Entry>& entries) const {
-  return static_cast<size_t>(
-      std::count_if(entries.begin(), entries.end(), [&](const Entry& e) { return is_lump(e); }));
+size_t WindowPlanner::lump_count(const std::vector<Entry>& entries, bool singletons) const {
+  return static_cast<size_t>(std::count_if(entries.begin(), entries.end(), [&](const Entry& e) {
+    return is_lump(e, singletons);
+  }));
 }
 
 // Moves into `leftover` the planned steps whose dearest batch costs at least half the
@@ -61,24 +67,25 @@ void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
 }
 
 // The leftover's lumps, placed by plan_lump_runs: each step a run of the dearest lumps
-// left, its other ranks given the dearest batches of the rest of the leftover (cut at
-// the budget in key order). What the steps do not take stays in `leftover`.
-std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry>& leftover) const {
+// left, its other ranks given the dearest batches of the rest of the leftover
+// (place_runs). What the steps do not take stays in `leftover`.
+std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry>& leftover,
+                                                               const FinishWay& way) const {
   std::vector<Entry> lumps, rest;
-  for (const Entry& e : leftover) (is_lump(e) ? lumps : rest).push_back(e);
+  for (const Entry& e : leftover)
+    (is_lump(e, way.singletons_as_lumps) ? lumps : rest).push_back(e);
   if (lumps.empty() || lumps.size() > kMostLumpsPlaced) return {};
   std::sort(lumps.begin(), lumps.end(), [](const Entry& a, const Entry& b) {
     return a.length != b.length ? a.length > b.length : by_key(a, b);
   });
   std::sort(rest.begin(), rest.end(), by_key);
-  std::vector<Batch> partners = segment_at(rest, budget_);
-  std::stable_sort(partners.begin(), partners.end(),
-                   [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
-  std::vector<double> lump_costs, partner_costs;
+  std::vector<double> lump_costs;
   for (const Entry& e : lumps) lump_costs.push_back(options_.cost.per_sample(e.length));
-  for (const Batch& b : partners) partner_costs.push_back(b.cost);
-  const std::optional<LumpRuns> runs = plan_lump_runs(lump_costs, partner_costs, world_size_);
-  if (!runs) return {};
+  std::optional<LumpPlacement> placement =
+      way.partners_to_measure ? place_fluid_runs(rest, lump_costs) : place_runs(rest, lump_costs);
+  if (!placement) return {};
+  const LumpRuns& runs = placement->runs;
+  std::vector<Batch>& partners = placement->partners;
   // The runs' batches in one list (lumps, then the partners used), each step a list
   // of indices into it, levelled further by swaps between steps.
   std::vector<Batch> units;
@@ -86,7 +93,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry
     units.push_back({{lumps[k]}, lumps[k].length, lump_costs[k]});
   std::vector<std::vector<size_t>> members;
   size_t lump = 0, partner = 0;
-  for (size_t run : runs->lumps_per_step) {
+  for (size_t run : runs.lumps_per_step) {
     std::vector<size_t> step;
     for (size_t k = 0; k < run; ++k) step.push_back(lump++);
     while (step.size() < world_size_) {
@@ -110,6 +117,80 @@ std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry
     leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
   }
   return steps;
+}
+
+// Runs for the lumps (costs dearest first) and the partners completing them, cut from
+// `rest` (in key order): at the budget, the fewest and dearest partners; when those are
+// too few to complete the steps, or leave them far from level, also cut into exactly as
+// many as one to four more steps need, each as cheap as the cut allows (a lump's step
+// then takes many partners below the budget instead of few at it). The most level
+// placement is kept (plan_lump_runs' worst step). Nothing when none completes the steps.
+std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_runs(
+    const std::vector<Entry>& rest, const std::vector<double>& lump_costs) const {
+  std::optional<LumpPlacement> best;
+  auto consider = [&](std::vector<Batch> partners) {
+    std::stable_sort(partners.begin(), partners.end(),
+                     [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+    std::vector<double> partner_costs;
+    for (const Batch& b : partners) partner_costs.push_back(b.cost);
+    std::optional<LumpRuns> runs = plan_lump_runs(lump_costs, partner_costs, world_size_);
+    if (runs && (!best || runs->worst < best->runs.worst))
+      best = LumpPlacement{std::move(*runs), std::move(partners)};
+  };
+  consider(segment_at(rest, budget_));
+  if (best && best->runs.worst <= kLevelEnough) return best;
+  const size_t W = world_size_, fewest_steps = (lump_costs.size() + W - 1) / W;
+  const size_t at_budget = best ? best->partners.size() : 0;
+  for (size_t steps = fewest_steps; steps < fewest_steps + kMorePartnerSteps; ++steps) {
+    const size_t wanted = steps * W - lump_costs.size();
+    if (wanted > at_budget && wanted <= rest.size()) consider(cut_into(rest, wanted));
+  }
+  return best;
+}
+
+// Runs for the lumps with partners cut to measure from `rest` (plan_fluid_runs): the
+// dearest steps take the longest of the rest, each piece as many samples as fit under
+// its step's piece cost (at least one). The partners are listed in step order, then
+// what is left of the rest cut at the budget (returned to the leftover by the caller);
+// runs.worst is that of the pieces as cut.
+std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
+    const std::vector<Entry>& rest, const std::vector<double>& lump_costs) const {
+  double fluid = 0;
+  for (const Entry& e : rest) fluid += options_.cost.per_sample(e.length);
+  const std::optional<FluidRuns> runs = plan_fluid_runs(lump_costs, fluid, world_size_);
+  if (!runs) return std::nullopt;
+  LumpPlacement placement{{runs->lumps_per_step, 1.0}, {}};
+  size_t next = 0, lump = 0;
+  for (size_t s = 0; s < runs->lumps_per_step.size(); ++s) {
+    const size_t run = runs->lumps_per_step[s];
+    double mass = 0, dearest = 0;
+    for (size_t k = lump; k < lump + run; ++k) {
+      mass += lump_costs[k];
+      dearest = std::max(dearest, lump_costs[k]);
+    }
+    lump += run;
+    for (size_t piece = run; piece < world_size_; ++piece) {
+      Batch b;
+      while (next < rest.size()) {
+        const uint64_t longest = std::max(b.longest, rest[next].length);
+        const double cost = options_.cost.batch(b.entries.size() + 1, longest);
+        if (!b.entries.empty() && (cost > runs->piece_cost[s] ||
+                                   !fits(b.entries.size() + 1, longest)))
+          break;
+        b.entries.push_back(rest[next++]);
+        b.longest = longest;
+        b.cost = cost;
+      }
+      mass += b.cost;
+      dearest = std::max(dearest, b.cost);
+      placement.partners.push_back(std::move(b));
+    }
+    const double ratio = mass > 0 ? dearest * static_cast<double>(world_size_) / mass : 1.0;
+    placement.runs.worst = std::max(placement.runs.worst, ratio);
+  }
+  for (Batch& b : segment_at({rest.begin() + static_cast<long>(next), rest.end()}, budget_))
+    placement.partners.push_back(std::move(b));
+  return placement;
 }
 
 // Steps a final cut of `entries` takes: enough for their mass at the full budget, and
@@ -318,20 +399,23 @@ void WindowPlanner::cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) 
 // The samples that cannot be carried, cut into whole steps. Capped ones make steps of
 // their own when there are enough; lumps are placed first; then the final cut, with
 // planned steps taken back when the leftover cannot be levelled alone.
-void WindowPlanner::finish(Work& work, bool set_aside) const {
+void WindowPlanner::finish(Work& work, const FinishWay& way) const {
   // Capped samples left over get steps of their own, level among themselves.
   cut_apart_or_rejoin(std::move(work.capped), work);
   work.capped.clear();
-  // Under a token bound, lumps first: they take the dearest of the rest as partners,
-  // which are mostly in this window's planned steps of mid-length samples.
-  if (const size_t lumps = lump_count(work.leftover); lumps > 0 && lumps <= kMostLumpsPlaced) {
+  // Lumps first (under a token bound, or singletons when asked): they take the dearest
+  // of the rest as partners, which are mostly in this window's planned steps of
+  // mid-length samples.
+  if (const size_t lumps = lump_count(work.leftover, way.singletons_as_lumps);
+      lumps > 0 && lumps <= kMostLumpsPlaced) {
     take_back_partners(work.planned, work.leftover);
-    for (Planned& p : place_lumps(work.leftover)) work.apart.push_back(std::move(p));
+    for (Planned& p : place_lumps(work.leftover, way))
+      work.apart.push_back(std::move(p));
   }
   // Short samples that cannot reach the leftover's dearest sample even in a full
   // batch may be set aside while planned steps are taken back (see finish_level).
   std::vector<Entry> unreachable;
-  if (set_aside) unreachable = set_aside_unreachable(work.leftover);
+  if (way.set_aside) unreachable = set_aside_unreachable(work.leftover);
   take_back_until_levellable(work);
   cut_apart_or_rejoin(std::move(unreachable), work);
   std::vector<Planned> final_steps = final_cut(std::move(work.leftover));
@@ -346,17 +430,23 @@ void WindowPlanner::finish(Work& work, bool set_aside) const {
 }
 
 // The window's last steps made (finish), then levelled by exchanging batches
-// (level_by_swaps): the window's steps, `work` spent. With a sample cap or token bound,
-// short samples that cannot reach the leftover's dearest sample even in a full batch
-// count towards its mass but cannot stand beside that sample: their light batches and
-// the steps taken back for them can leave a final step of a few lumps among light
-// batches (max/mean 2.1 on a lumpy corpus at 64 ranks, capped at 64). Setting them
-// aside while steps are taken back avoids that, but elsewhere takes back too little
-// (1.3 on Debian changelog entries at 64 ranks): both are tried, and setting aside is
-// kept when its worst step is more level and its steps are no less level on average.
+// (level_by_swaps): the window's steps, `work` spent. The end is made in each of the
+// ways that apply, and the most level kept: its worst step more level than the plain
+// way's, its steps no less level on average.
+// - With a sample cap or token bound, short samples that cannot reach the leftover's
+//   dearest sample even in a full batch count towards its mass but cannot stand beside
+//   that sample: their light batches and the steps taken back for them can leave a
+//   final step of a few lumps among light batches (max/mean 2.1 on a lumpy corpus at
+//   64 ranks, capped at 64). Setting them aside while steps are taken back avoids
+//   that, but elsewhere takes back too little (1.3 on Debian changelog entries).
+// - When the leftover holds samples that no other can share a batch with, of mixed
+//   cost (documents truncated to the budget beside others at 0.5-0.8 of it), cutting
+//   them W at a time leaves a final step at max/mean 1.25 (1.8 million sentences at 64
+//   ranks, 32,768 tokens); placed as lumps, with partners (place_lumps), 1.11. Where
+//   the leftover's mid-length samples already level them, placing them is worse.
 std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const {
-  auto finished = [this](Work w, bool set_aside) {
-    finish(w, set_aside);
+  auto finished = [this](Work w, const FinishWay& way) {
+    finish(w, way);
     for (Planned& p : w.apart) w.planned.push_back(std::move(p));
     level_by_swaps(w.planned);
     return std::move(w.planned);
@@ -373,12 +463,25 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     }
     return level;
   };
-  if (!bounded()) return finished(std::move(work), false);
-  std::vector<Planned> set_aside = finished(work, true);
-  std::vector<Planned> usual = finished(std::move(work), false);
-  const Level aside = level_of(set_aside), plain = level_of(usual);
-  return aside.worst < plain.worst && aside.mean <= plain.mean ? std::move(set_aside)
-                                                               : std::move(usual);
+  std::vector<FinishWay> others;
+  if (bounded()) others.push_back({.set_aside = true});
+  if (lump_count(work.leftover, false) > 0) others.push_back({.partners_to_measure = true});
+  if (lump_count(work.leftover, true) > lump_count(work.leftover, false)) {
+    others.push_back({.singletons_as_lumps = true});
+    others.push_back({.singletons_as_lumps = true, .partners_to_measure = true});
+  }
+  std::vector<Planned> best = finished(work, {});
+  Level best_level = level_of(best);
+  if (best_level.worst <= kLevelEnough) return best;
+  for (const FinishWay& way : others) {
+    std::vector<Planned> steps = finished(work, way);
+    const Level level = level_of(steps);
+    if (level.worst < best_level.worst && level.mean <= best_level.mean) {
+      best = std::move(steps);
+      best_level = level;
+    }
+  }
+  return best;
 }
 
 // Moves out of `leftover` the samples that, under the sample cap or token bound, cannot

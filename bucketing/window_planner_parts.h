@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bucketing/lump_runs.h"
 #include "bucketing/window_planner.h"
 
 namespace evenfeed {
@@ -31,6 +32,27 @@ struct WindowPlanner::Planned {
   std::vector<Batch> batches;
   double mean_length = 0;
   uint64_t samples = 0;
+};
+
+// The runs plan_lump_runs chose for a leftover's lumps (dearest first), and the
+// partner batches (dearest first) that complete their steps.
+struct WindowPlanner::LumpPlacement {
+  LumpRuns runs;
+  std::vector<Batch> partners;
+};
+
+// How finish() makes a window's end. finish_level tries the ways that apply and keeps
+// the most level result.
+struct WindowPlanner::FinishWay {
+  // Set aside, while planned steps are taken back, the short samples that a sample cap
+  // or token bound keeps from reaching the leftover's dearest sample (bounded only).
+  bool set_aside = false;
+  // Place samples that no other sample can share a batch with (more than half the
+  // budget's cost alone) as lumps, like those of a token bound (place_lumps).
+  bool singletons_as_lumps = false;
+  // Complete the lumps' steps with partners cut to measure (place_fluid_runs) rather
+  // than at the budget or evenly (place_runs).
+  bool partners_to_measure = false;
 };
 
 // What one window's planning has made so far.

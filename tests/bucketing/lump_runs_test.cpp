@@ -1,5 +1,6 @@
-// plan_lump_runs against an exhaustive search over every way of cutting the lumps into
-// runs, and swap_to_level on steps whose balance one swap can or cannot improve.
+// plan_lump_runs and plan_fluid_runs against exhaustive searches over every way of
+// cutting the lumps into runs, and swap_to_level on steps whose balance one swap can or
+// cannot improve.
 #include "bucketing/lump_runs.h"
 
 #include <gtest/gtest.h>
@@ -117,6 +118,100 @@ TEST(LumpRuns, SwapsLowerTheWorstStepAndKeepEveryBatch) {
   }
   std::sort(all.begin(), all.end());
   EXPECT_EQ(all, (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+// The least worst max/mean of steps with these runs of `lumps` when fluid is shared out
+// among their other ranks, at most `fluid` in all: for a ratio R, a step of dearest c
+// and mass S needs W c / R - S (none if that is negative; impossible above (W - run) c,
+// or at all when run = W), found by bisection on R.
+double fluid_worst_for(const std::vector<double>& lumps, const std::vector<size_t>& runs,
+                       double fluid, size_t W) {
+  auto needs = [&](double ratio) {
+    double total = 0;
+    for (size_t i = 0, s = 0; s < runs.size(); i += runs[s++]) {
+      double mass = 0;
+      for (size_t k = i; k < i + runs[s]; ++k) mass += lumps[k];
+      const double wanted = static_cast<double>(W) * lumps[i] / ratio - mass;
+      if (wanted <= 0) continue;
+      if (runs[s] == W || wanted > static_cast<double>(W - runs[s]) * lumps[i])
+        return std::numeric_limits<double>::infinity();
+      total += wanted;
+    }
+    return total;
+  };
+  double lo = 1, hi = static_cast<double>(W);
+  if (needs(lo) <= fluid) return 1.0;
+  for (int k = 0; k < 100; ++k) (needs(0.5 * (lo + hi)) <= fluid ? hi : lo) = 0.5 * (lo + hi);
+  return hi;
+}
+
+// The reference for plan_fluid_runs: the best over every sequence of run lengths.
+double exhaustive_fluid_worst(const std::vector<double>& lumps, double fluid, size_t W) {
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<size_t> runs;
+  std::function<void(size_t)> walk = [&](size_t i) {
+    if (i == lumps.size()) {
+      best = std::min(best, fluid_worst_for(lumps, runs, fluid, W));
+      return;
+    }
+    for (size_t run = 1; run <= W && i + run <= lumps.size(); ++run) {
+      runs.push_back(run);
+      walk(i + run);
+      runs.pop_back();
+    }
+  };
+  walk(0);
+  return best;
+}
+
+TEST(FluidRuns, MatchesAnExhaustiveSearch) {
+  uint64_t state = 777;
+  auto uniform = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t W = 2 + trial % 4, n = 1 + trial % 9;
+    std::vector<double> lumps(n);
+    for (double& c : lumps) c = 0.4 + 0.6 * uniform();
+    std::sort(lumps.rbegin(), lumps.rend());
+    const double fluid = 3.0 * uniform() * static_cast<double>(n);
+    const auto runs = plan_fluid_runs(lumps, fluid, W);
+    ASSERT_TRUE(runs.has_value()) << "trial " << trial;
+    const double expected = exhaustive_fluid_worst(lumps, fluid, W);
+    EXPECT_NEAR(runs->worst, expected, 2e-3 * expected) << "trial " << trial;
+    // The runs cover the lumps, within W each, and need no more fluid than there is.
+    EXPECT_EQ(std::accumulate(runs->lumps_per_step.begin(), runs->lumps_per_step.end(), size_t{0}),
+              n);
+    EXPECT_LE(runs->fluid_used, fluid * (1 + 1e-9));
+    // Each step, its pieces included, is within the worst reported.
+    for (size_t i = 0, s = 0; s < runs->lumps_per_step.size(); i += runs->lumps_per_step[s++]) {
+      const size_t run = runs->lumps_per_step[s];
+      ASSERT_GE(run, 1u);
+      ASSERT_LE(run, W);
+      double mass = static_cast<double>(W - run) * runs->piece_cost[s];
+      for (size_t k = i; k < i + run; ++k) mass += lumps[k];
+      EXPECT_LE(runs->piece_cost[s], lumps[i] * (1 + 1e-9));
+      EXPECT_LE(lumps[i] * static_cast<double>(W) / mass, runs->worst * (1 + 1e-9));
+    }
+  }
+}
+
+// A lump of the budget and one of 0.6 at two ranks. With little fluid they share a
+// step (max/mean 2 / 1.6); with enough, each gets a step and a piece to match it.
+TEST(FluidRuns, ShareAStepOrTakeFluidToMeasure) {
+  const std::vector<double> lumps = {1.0, 0.6};
+  const auto scarce = plan_fluid_runs(lumps, 0.4, 2);
+  ASSERT_TRUE(scarce.has_value());
+  EXPECT_EQ(scarce->lumps_per_step, (std::vector<size_t>{2}));
+  EXPECT_NEAR(scarce->worst, 1.25, 2e-3);
+  EXPECT_EQ(scarce->fluid_used, 0.0);
+  const auto ample = plan_fluid_runs(lumps, 2.0, 2);
+  ASSERT_TRUE(ample.has_value());
+  EXPECT_EQ(ample->lumps_per_step, (std::vector<size_t>{1, 1}));
+  EXPECT_NEAR(ample->worst, 1.0, 2e-3);
+  EXPECT_NEAR(ample->piece_cost[0], 1.0, 2e-3);
+  EXPECT_NEAR(ample->piece_cost[1], 0.6, 2e-3);
 }
 
 TEST(LumpRuns, SwapsLeaveALevelPlanAlone) {

@@ -24,8 +24,9 @@ namespace evenfeed {
 // revision must not be resumed): 2 since the automatic sample cap and the borrowing
 // limit of 2026-12-01, 3 since batches are dealt (mix_window) that evening, 4 since a
 // capped window's end is made two ways and the more level kept (finish_level,
-// 2026-12-02).
-inline constexpr int kTokenBudgetPlanRevision = 4;
+// 2026-12-02), 5 since a window's end far from level is also made with singletons
+// placed as lumps and partners cut to measure (after 3dc0936).
+inline constexpr int kTokenBudgetPlanRevision = 5;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -46,9 +46,8 @@ bool WindowPlanner::is_lump(const Entry& e, bool singletons) const {
 }
 
 size_t WindowPlanner::lump_count(const std::vector<Entry>& entries, bool singletons) const {
-  return static_cast<size_t>(std::count_if(entries.begin(), entries.end(), [&](const Entry& e) {
-    return is_lump(e, singletons);
-  }));
+  return static_cast<size_t>(std::count_if(entries.begin(), entries.end(),
+                                           [&](const Entry& e) { return is_lump(e, singletons); }));
 }
 
 // Moves into `leftover` the planned steps whose dearest batch costs at least half the
@@ -72,8 +71,7 @@ void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
 std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry>& leftover,
                                                                const FinishWay& way) const {
   std::vector<Entry> lumps, rest;
-  for (const Entry& e : leftover)
-    (is_lump(e, way.singletons_as_lumps) ? lumps : rest).push_back(e);
+  for (const Entry& e : leftover) (is_lump(e, way.singletons_as_lumps) ? lumps : rest).push_back(e);
   if (lumps.empty() || lumps.size() > kMostLumpsPlaced) return {};
   std::sort(lumps.begin(), lumps.end(), [](const Entry& a, const Entry& b) {
     return a.length != b.length ? a.length > b.length : by_key(a, b);
@@ -174,8 +172,8 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
       while (next < rest.size()) {
         const uint64_t longest = std::max(b.longest, rest[next].length);
         const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-        if (!b.entries.empty() && (cost > runs->piece_cost[s] ||
-                                   !fits(b.entries.size() + 1, longest)))
+        if (!b.entries.empty() &&
+            (cost > runs->piece_cost[s] || !fits(b.entries.size() + 1, longest)))
           break;
         b.entries.push_back(rest[next++]);
         b.longest = longest;
@@ -409,8 +407,7 @@ void WindowPlanner::finish(Work& work, const FinishWay& way) const {
   if (const size_t lumps = lump_count(work.leftover, way.singletons_as_lumps);
       lumps > 0 && lumps <= kMostLumpsPlaced) {
     take_back_partners(work.planned, work.leftover);
-    for (Planned& p : place_lumps(work.leftover, way))
-      work.apart.push_back(std::move(p));
+    for (Planned& p : place_lumps(work.leftover, way)) work.apart.push_back(std::move(p));
   }
   // Short samples that cannot reach the leftover's dearest sample even in a full
   // batch may be set aside while planned steps are taken back (see finish_level).

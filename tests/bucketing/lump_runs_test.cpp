@@ -37,6 +37,15 @@ double exhaustive_worst(const std::vector<double>& lumps, const std::vector<doub
   return best(0, 0);
 }
 
+// Uniform doubles in [0, 1) from a 64-bit linear congruential generator.
+struct Lcg {
+  uint64_t state;
+  double operator()() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  }
+};
+
 double worst_of(const std::vector<double>& costs, const std::vector<std::vector<size_t>>& steps) {
   double worst = 1;
   for (const auto& step : steps) {
@@ -51,11 +60,7 @@ double worst_of(const std::vector<double>& costs, const std::vector<std::vector<
 }
 
 TEST(LumpRuns, MatchesAnExhaustiveSearch) {
-  uint64_t state = 12345;
-  auto uniform = [&] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(state >> 11) / 9007199254740992.0;
-  };
+  Lcg uniform{12345};
   for (int trial = 0; trial < 200; ++trial) {
     const size_t W = 2 + trial % 4, n = 1 + trial % 11, m = trial % 17;
     std::vector<double> lumps(n), partners(m);
@@ -165,11 +170,7 @@ double exhaustive_fluid_worst(const std::vector<double>& lumps, double fluid, si
 }
 
 TEST(FluidRuns, MatchesAnExhaustiveSearch) {
-  uint64_t state = 777;
-  auto uniform = [&] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(state >> 11) / 9007199254740992.0;
-  };
+  Lcg uniform{777};
   for (int trial = 0; trial < 200; ++trial) {
     const size_t W = 2 + trial % 4, n = 1 + trial % 9;
     std::vector<double> lumps(n);

@@ -88,6 +88,23 @@ PlanMetrics two_epochs_at_8(const LengthSource& source, const BucketingOptions& 
   return metrics;
 }
 
+// Bounds on a plan's quadratic imbalance (worst step, mean over steps) and padding.
+struct LevelBounds {
+  double worst, mean, padding;
+};
+
+// Two epochs at 64 ranks with `seed`: every sample exactly once, within `bounds`.
+void expect_level_at_64(const LengthSource& source, const BucketingOptions& o, uint64_t seed,
+                        LevelBounds bounds) {
+  PlanMetrics metrics(source, o.cost.a);
+  plan_epochs(metrics, source, o, 64, seed);
+  EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, bounds.worst) << "seed " << seed;
+  EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).mean, bounds.mean) << "seed " << seed;
+  EXPECT_LT(metrics.padding_waste(), bounds.padding) << "seed " << seed;
+  EXPECT_EQ(metrics.total_dropped(), 0u);
+  EXPECT_EQ(metrics.total_duplicated(), 0u);
+}
+
 struct Served {
   std::vector<uint64_t> samples;
   uint64_t steps = 0;
@@ -624,15 +641,7 @@ TEST(TokenBudgetPlanner, MoreLumpsThanRanksLeaveNoNearEmptyFinalStep) {
   o.tokens_per_rank = 8192;
   o.cost.kind = CostKind::kQuadratic;
   o.oversize = OversizePolicy::kTruncate;
-  for (uint64_t seed : {5, 6, 7}) {
-    PlanMetrics metrics(source, o.cost.a);
-    plan_epochs(metrics, source, o, 64, seed);
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).mean, 1.06) << "seed " << seed;
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.3) << "seed " << seed;
-    EXPECT_LT(metrics.padding_waste(), 0.025) << "seed " << seed;
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
-  }
+  for (uint64_t seed : {5, 6, 7}) expect_level_at_64(source, o, seed, {1.3, 1.06, 0.025});
 }
 
 // Documents cut to the budget (fewer than the ranks) and samples too dear to share a
@@ -656,15 +665,7 @@ TEST(TokenBudgetPlanner, SingletonsOfMixedCostArePlacedAsLumps) {
   SpanLengths source(lengths);
   BucketingOptions o = quadratic_budget(tokens);
   o.oversize = OversizePolicy::kTruncate;
-  for (uint64_t seed : {1, 2}) {
-    PlanMetrics metrics(source, o.cost.a);
-    plan_epochs(metrics, source, o, 64, seed);
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.15) << "seed " << seed;
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).mean, 1.03) << "seed " << seed;
-    EXPECT_LT(metrics.padding_waste(), 0.02) << "seed " << seed;
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
-  }
+  for (uint64_t seed : {1, 2}) expect_level_at_64(source, o, seed, {1.15, 1.03, 0.02});
 }
 
 // An epoch whose leftover is mid-length lumps and a few hundred one-token samples: cut

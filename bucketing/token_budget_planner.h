@@ -25,7 +25,8 @@ namespace evenfeed {
 // limit of 2026-12-01, 3 since batches are dealt (mix_window) that evening, 4 since a
 // capped window's end is made two ways and the more level kept (finish_level,
 // 2026-12-02), 5 since a window's end far from level is also made with singletons
-// placed as lumps and partners cut to measure (after 3dc0936).
+// placed as lumps and partners cut to measure, and the automatic cap falls back to the
+// least estimate (after 3dc0936).
 inline constexpr int kTokenBudgetPlanRevision = 5;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.

@@ -52,6 +52,10 @@ void add_plan(CLI::App& app, Runner& run) {
                   "Share of re-batched pairs the automatic sample cap aims under (0: no "
                   "automatic cap)")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--least-cap-share", r.bucketing_options.least_cap_share,
+                  "When no cap meets --pairs-target, the cap with the least estimate is "
+                  "chosen if it is at most this share of full batches' (0: keep them full)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-batch-tokens", r.bucketing_options.max_batch_tokens,
                   "Most padded tokens (count x longest) in one batch; bounds memory under "
                   "--cost quadratic (0: only the budget's cost)");

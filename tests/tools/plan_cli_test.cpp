@@ -185,7 +185,7 @@ TEST(PlanCli, NoisePaddingLimitsAreOptions) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(r.out);
   };
-  const auto soft = config_of("--noise-cap-padding-for-pairs 0.012");
+  const auto soft = config_of("--noise-cap-padding-for-pairs 0.012 --least-cap-share 0");
   EXPECT_EQ(soft["config"]["max_batch_size"], 0);
   EXPECT_GT(soft["evenfeed"]["repeated_pair_share"].get<double>(), 0.10);
   const auto chosen = config_of("");
@@ -199,6 +199,9 @@ TEST(PlanCli, NoisePaddingLimitsAreOptions) {
   auto bad = run_command(plan + "--noise-cap-padding-for-pairs 2");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--noise-cap-padding-for-pairs"), std::string::npos) << bad.err;
+  bad = run_command(plan + "--least-cap-share -1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--least-cap-share"), std::string::npos) << bad.err;
 }
 
 // Batches are dealt by default (each keeps its count and longest, so its cost);

@@ -10,6 +10,8 @@ Writes one length per line (whitespace-separated words per document) for:
   doc_sentences.txt      sentences of the same texts as doc_paragraphs (a sentence ends at
                          . ! or ? before a capital letter): short and smooth, like the
                          sentence pairs of translation corpora
+  doc_files.txt          whole files of /usr/share/doc, man and info pages, one document per
+                         file (binary files skipped): long-tailed like encyclopedia articles
 Counts depend on what is installed; BENCHMARKS.md records the counts seen."""
 import glob, gzip, os, re, sys
 
@@ -65,11 +67,24 @@ def changelog_entries():
                 yield words(entry)
 
 
+def doc_files():
+    for root in ("/usr/share/doc", "/usr/share/man", "/usr/share/info"):
+        for d, _, files in os.walk(root):
+            for f in files:
+                p = os.path.join(d, f)
+                if os.path.islink(p):
+                    continue
+                t = read(p)
+                if t and "\0" not in t[:1000] and words(t):
+                    yield words(t)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     for name, gen in (("code_files", code_files), ("doc_paragraphs", doc_paragraphs),
-                      ("changelog_entries", changelog_entries), ("doc_sentences", doc_sentences)):
+                      ("changelog_entries", changelog_entries), ("doc_sentences", doc_sentences),
+                      ("doc_files", doc_files)):
         lengths = list(gen())
         with open(os.path.join(out, name + ".txt"), "w") as f:
             f.write("\n".join(map(str, lengths)) + "\n")

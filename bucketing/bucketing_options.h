@@ -29,15 +29,15 @@ struct BucketingOptions {
   // batch, more than a window holds of each length); then the largest power of two
   // from 64 to 65,536 that brings the estimate under it, each estimated with the noise
   // it would be planned with (and on batches not yet dealt); when none does, the one
-  // with the least estimate if that is at most `least_cap_share` of full batches'.
+  // with the least estimate if that is below `least_cap_share` of full batches'.
   // kNoBatchCap: no cap.
   uint64_t max_batch_size = 0;
   // The re-batched pair share the automatic cap aims under (0: never cap automatically).
   double repeated_pairs_target = 0.08;
   // When no cap brings the estimate under the target, the cap with the least estimate
-  // is still chosen if that estimate is at most this share of full batches' (0: keep
-  // full batches then).
-  double least_cap_share = 0.5;
+  // is still chosen if that estimate is below this share of full batches' (0: keep
+  // full batches then). 0.75: the README's demo corpus needed more than 0.5.
+  double least_cap_share = 0.75;
   // At most this many padded tokens per batch, count x longest (0: no bound beyond
   // the budget). Under the linear model the budget already is one at tokens_per_rank.
   // Under the quadratic model the budget bounds compute, and a batch of short samples

@@ -179,13 +179,13 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
     if (auto chosen = largest_meeting(options.noise_cap_padding_for_pairs)) return *chosen;
   }
   // No cap meets it. The cap with the least estimate is still taken when it re-batches
-  // at most `least_cap_share` of what full batches would: the estimate is of undealt
+  // less than `least_cap_share` of what full batches would: the estimate is of undealt
   // batches, and dealing them re-batches fewer pairs; and on small corpora at large
   // budgets full batches hold most of a length's samples, so they pad and re-batch far
   // more (Debian changelog entries, quadratic, 32,768 tokens, 8 ranks: 7.94% padding
   // and 66.2% of pairs again with full batches; 1.64% and 7.8% with cap 64, estimated
   // 11.8% against 90.2%). Otherwise full batches: a cap would only add steps.
-  if (least && least_share <= options.least_cap_share * full_share) return *least;
+  if (least && least_share < options.least_cap_share * full_share) return *least;
   return *full;
 }
 

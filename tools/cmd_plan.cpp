@@ -54,7 +54,7 @@ void add_plan(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--least-cap-share", r.bucketing_options.least_cap_share,
                   "When no cap meets --pairs-target, the cap with the least estimate is "
-                  "chosen if it is at most this share of full batches' (0: keep them full)")
+                  "chosen if it is below this share of full batches' (0: keep them full)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-batch-tokens", r.bucketing_options.max_batch_tokens,
                   "Most padded tokens (count x longest) in one batch; bounds memory under "

@@ -564,7 +564,7 @@ TEST(TokenBudgetPlanner, NoiseMaySpendMorePaddingWhereOtherwiseNoCapMeetsThePair
 // Whole documents (log-normal, median 400 words, sigma 1.5) at 16,384 tokens under
 // quadratic cost: full batches hold most samples of a length, so they pad (2.3%) and
 // re-batch (17.7%) too much, and no cap's estimate meets the target, even with the
-// wider noise. The cap with the least estimate, under half of full batches', is taken
+// wider noise. The cap with the least estimate, under 3/4 of full batches', is taken
 // anyway (least_cap_share), and its plan meets every target.
 TEST(TokenBudgetPlanner, TheLeastEstimateCapIsTakenWhereNoneMeetsTheTarget) {
   std::vector<uint64_t> lengths(27000);

@@ -151,9 +151,9 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   // at most `noise_padding`. Full batches near the target are left alone: a cap changes
   // how the shortest samples are cut, and there it re-batched more pairs, not fewer
   // (8.2% -> 9.2% on Debian changelog entries, linear cost).
-  std::optional<AutomaticCap> full;   // full batches, with the first walk's noise
-  std::optional<AutomaticCap> least;  // the cap with the least estimate, and it
-  double least_share = 2, full_share = 0;
+  std::optional<AutomaticCap> full;        // full batches, with the first walk's noise
+  std::optional<AutomaticCap> least;       // the cap with the least estimate (least_share)
+  double least_share = 2, full_share = 0;  // full_share: full batches', last walk
   auto largest_meeting = [&](double noise_padding) -> std::optional<AutomaticCap> {
     noise = 0;
     full_share = share(kNoBatchCap, noise_padding);

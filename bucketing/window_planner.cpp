@@ -225,21 +225,26 @@ void WindowPlanner::count_samples(Planned& step) {
 std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<Entry>& entries,
                                                             double level) const {
   std::vector<Batch> segments;
-  for (const Entry& e : entries) {
-    if (!segments.empty()) {
-      Batch& b = segments.back();
-      const uint64_t longest = std::max(b.longest, e.length);
-      const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-      if (fits(b.entries.size() + 1, longest) && cost <= level) {
-        b.entries.push_back(e);
-        b.longest = longest;
-        b.cost = cost;
-        continue;
-      }
-    }
-    segments.push_back({{e}, e.length, options_.cost.per_sample(e.length)});
-  }
+  for (size_t next = 0; next < entries.size();)
+    segments.push_back(take_segment(entries, next, level));
   return segments;
+}
+
+// The greedy segment of `entries` from `next` on costing at most `level` (or its first
+// sample alone, when that costs more); `next` moves past it. Needs next < size.
+WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entries, size_t& next,
+                                                 double level) const {
+  const Entry& first = entries[next++];
+  Batch b{{first}, first.length, options_.cost.per_sample(first.length)};
+  for (; next < entries.size(); ++next) {
+    const uint64_t longest = std::max(b.longest, entries[next].length);
+    const double cost = options_.cost.batch(b.entries.size() + 1, longest);
+    if (!fits(b.entries.size() + 1, longest) || cost > level) break;
+    b.entries.push_back(entries[next]);
+    b.longest = longest;
+    b.cost = cost;
+  }
+  return b;
 }
 
 // Contiguous segments (in key order) of `entries` filling `slots` batches, whose most

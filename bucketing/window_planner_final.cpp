@@ -161,24 +161,11 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
   size_t next = 0, lump = 0;
   for (size_t s = 0; s < runs->lumps_per_step.size(); ++s) {
     const size_t run = runs->lumps_per_step[s];
-    double mass = 0, dearest = 0;
-    for (size_t k = lump; k < lump + run; ++k) {
-      mass += lump_costs[k];
-      dearest = std::max(dearest, lump_costs[k]);
-    }
+    double mass = 0, dearest = lump_costs[lump];  // lumps are dearest first
+    for (size_t k = lump; k < lump + run; ++k) mass += lump_costs[k];
     lump += run;
     for (size_t piece = run; piece < world_size_; ++piece) {
-      Batch b;
-      while (next < rest.size()) {
-        const uint64_t longest = std::max(b.longest, rest[next].length);
-        const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-        if (!b.entries.empty() &&
-            (cost > runs->piece_cost[s] || !fits(b.entries.size() + 1, longest)))
-          break;
-        b.entries.push_back(rest[next++]);
-        b.longest = longest;
-        b.cost = cost;
-      }
+      Batch b = next < rest.size() ? take_segment(rest, next, runs->piece_cost[s]) : Batch{};
       mass += b.cost;
       dearest = std::max(dearest, b.cost);
       placement.partners.push_back(std::move(b));
@@ -460,16 +447,17 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     }
     return level;
   };
-  std::vector<FinishWay> others;
-  if (bounded()) others.push_back({.set_aside = true});
-  if (lump_count(work.leftover, false) > 0) others.push_back({.partners_to_measure = true});
-  if (lump_count(work.leftover, true) > lump_count(work.leftover, false)) {
-    others.push_back({.singletons_as_lumps = true});
-    others.push_back({.singletons_as_lumps = true, .partners_to_measure = true});
-  }
   std::vector<Planned> best = finished(work, {});
   Level best_level = level_of(best);
   if (best_level.worst <= kLevelEnough) return best;
+  std::vector<FinishWay> others;
+  if (bounded()) others.push_back({.set_aside = true});
+  const size_t lumps = lump_count(work.leftover, false);
+  if (lumps > 0) others.push_back({.partners_to_measure = true});
+  if (lump_count(work.leftover, true) > lumps) {
+    others.push_back({.singletons_as_lumps = true});
+    others.push_back({.singletons_as_lumps = true, .partners_to_measure = true});
+  }
   for (const FinishWay& way : others) {
     std::vector<Planned> steps = finished(work, way);
     const Level level = level_of(steps);

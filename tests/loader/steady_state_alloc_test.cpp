@@ -11,6 +11,7 @@
 // sanitizers, which replace them too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -74,7 +75,8 @@ namespace evenfeed {
 namespace {
 
 constexpr size_t kBatchSize = 16;
-constexpr int kPasses = 4;  // over the dataset, in one loader; the first warms it up
+constexpr int kPasses = 4;  // over the dataset, in one loader; the first warms it up,
+                            // the others are counted one by one
 // A generous allowance per batch (the loader's own bookkeeping measured 2-3); a
 // per-sample allocation would add at least kBatchSize.
 constexpr uint64_t kAllowedPerBatch = 6;
@@ -94,15 +96,16 @@ std::vector<RankBatch> passes(uint64_t samples) {
   return batches;
 }
 
+// Allocations counted in each pass after the first, which warms the loader up.
 struct Counted {
-  uint64_t batches = 0, allocations = 0;
+  uint64_t batches_per_pass = 0;
+  std::vector<uint64_t> per_pass;
 };
 
-// Runs a loader over the passes and counts allocations from the end of the first pass
-// to the last batch.
+// Runs a loader over the passes and counts allocations in each pass after the first.
 Counted count_steady_state(const Dataset& dataset, const LoaderOptions& options) {
   const std::vector<RankBatch> batches = passes(dataset.size());
-  const uint64_t warm_up = batches.size() / kPasses;
+  const uint64_t per_pass = batches.size() / kPasses;
   // The source hands out batches allocated here, before counting began (the loader
   // moves from them); what the loader does with them counts.
   auto pending = std::make_shared<std::vector<RankBatch>>(batches);
@@ -113,17 +116,21 @@ Counted count_steady_state(const Dataset& dataset, const LoaderOptions& options)
     return true;
   });
   Counted counted;
+  counted.batches_per_pass = per_pass;
+  std::vector<uint64_t> at_pass_end;  // the counter at the end of each counted pass
   uint64_t delivered = 0;
   while (auto batch = loader.next()) {
-    if (++delivered == warm_up) {
+    if (++delivered % per_pass != 0) continue;
+    if (delivered == per_pass) {
       g_allocations = 0;
       g_counting = true;
-    } else if (delivered > warm_up) {
-      ++counted.batches;
+    } else {
+      at_pass_end.push_back(g_allocations);
     }
   }
   g_counting = false;
-  counted.allocations = g_allocations;
+  for (size_t k = 0; k < at_pass_end.size(); ++k)
+    counted.per_pass.push_back(at_pass_end[k] - (k == 0 ? 0 : at_pass_end[k - 1]));
   return counted;
 }
 
@@ -153,14 +160,21 @@ class SteadyState : public ::testing::Test {
 };
 testing::TempDir* SteadyState::dir_ = nullptr;
 
+// A per-sample allocation shows in every pass; a worker thread that TBB brings into the
+// loader's arena late is cold in the pass it joins (its libjpeg arena grows as it meets
+// larger images: 110 allocations in one pass of 18 batches, 2-5 in the others, with
+// the machine's cores busy elsewhere). So the least pass must be within the allowance.
 void expect_no_per_sample_allocations(const Counted& c) {
-  ASSERT_GT(c.batches, 0u);
-  EXPECT_LE(c.allocations, kAllowedPerBatch * c.batches)
-      << c.allocations << " allocations over " << c.batches << " warm batches of " << kBatchSize
-      << " samples";
-  std::printf("%llu allocations over %llu warm batches of %zu samples\n",
-              static_cast<unsigned long long>(c.allocations),
-              static_cast<unsigned long long>(c.batches), kBatchSize);
+  ASSERT_GT(c.batches_per_pass, 0u);
+  ASSERT_EQ(c.per_pass.size(), static_cast<size_t>(kPasses - 1));
+  const uint64_t least = *std::min_element(c.per_pass.begin(), c.per_pass.end());
+  EXPECT_LE(least, kAllowedPerBatch * c.batches_per_pass)
+      << least << " allocations in the least pass of " << c.batches_per_pass << " warm batches of "
+      << kBatchSize << " samples";
+  std::printf("allocations per pass of %llu warm batches of %zu samples:",
+              static_cast<unsigned long long>(c.batches_per_pass), kBatchSize);
+  for (uint64_t n : c.per_pass) std::printf(" %llu", static_cast<unsigned long long>(n));
+  std::printf("\n");
 }
 
 TEST_F(SteadyState, ImageBatchesAllocateNothingPerSample) {

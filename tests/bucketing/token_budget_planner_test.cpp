@@ -556,11 +556,6 @@ TEST(TokenBudgetPlanner, NoiseMaySpendMorePaddingWhereOtherwiseNoCapMeetsThePair
   EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).p99, 1.10);
 }
 
-// Dealing a window's samples among its batches (BucketingOptions::mix_batches) keeps
-// every batch's count and longest sample, so each step's per-rank costs, the padding and
-// the balance are those of the undealt plan (only the step order may differ: it is
-// chosen by step mean length, which the deal moves). Batch mates are no longer just
-// neighbours in length, who on a corpus this small meet again every epoch.
 // Whole documents (log-normal, median 400 words, sigma 1.5) at 16,384 tokens under
 // quadratic cost: full batches hold most samples of a length, so they pad (2.3%) and
 // re-batch (17.7%) too much, and no cap's estimate meets the target, even with the
@@ -590,6 +585,11 @@ TEST(TokenBudgetPlanner, TheLeastEstimateCapIsTakenWhereNoneMeetsTheTarget) {
   EXPECT_LT(capped.imbalance(CostKind::kQuadratic).p99, 1.10);
 }
 
+// Dealing a window's samples among its batches (BucketingOptions::mix_batches) keeps
+// every batch's count and longest sample, so each step's per-rank costs, the padding and
+// the balance are those of the undealt plan (only the step order may differ: it is
+// chosen by step mean length, which the deal moves). Batch mates are no longer just
+// neighbours in length, who on a corpus this small meet again every epoch.
 TEST(TokenBudgetPlanner, DealingKeepsEveryStepsCostsButScattersBatchMates) {
   const auto lengths = log_normal(20000, 9, 29, 40, 0.9);
   SpanLengths source(lengths);

@@ -78,6 +78,8 @@ void PlanMetrics::add(const PlanStep& step) {
       const double l = static_cast<double>(lengths_.length(id));
       real += 1;
       real_tokens_ += l;
+      useful_linear_ += l;
+      useful_quadratic_ += quadratic_.per_sample(lengths_.length(id));
       step_tokens += l;
       seen_[id] = static_cast<uint16_t>(std::min<int>(seen_[id] + 1, 65535));
       batch_now_[id] = batch_id;
@@ -97,6 +99,8 @@ void PlanMetrics::add(const PlanStep& step) {
     }
   }
   const double ranks = static_cast<double>(step.ranks.size());
+  rank_time_linear_ += ranks * linear_max;
+  rank_time_quadratic_ += ranks * quad_max;
   if (linear_sum > 0) imbalance_linear_.push_back(linear_max / (linear_sum / ranks));
   if (quad_sum > 0) imbalance_quadratic_.push_back(quad_max / (quad_sum / ranks));
   if (step_count > 0) step_means_.push_back(step_tokens / step_count);
@@ -134,6 +138,12 @@ ImbalanceSummary PlanMetrics::imbalance(CostKind kind) const {
   return summarize(kind == CostKind::kLinear ? imbalance_linear_ : imbalance_quadratic_);
 }
 
+double PlanMetrics::useful_share(CostKind kind) const {
+  const bool linear = kind == CostKind::kLinear;
+  const double time = linear ? rank_time_linear_ : rank_time_quadratic_;
+  return time > 0 ? (linear ? useful_linear_ : useful_quadratic_) / time : 0;
+}
+
 double PlanMetrics::lag1() const {
   return mean_of(lag1_per_epoch_);
 }
@@ -154,6 +164,8 @@ nlohmann::json PlanMetrics::report() const {
   j["largest_batch_tokens"] = largest_batch_tokens_;
   j["imbalance_linear"] = imbalance_json(imbalance(CostKind::kLinear));
   j["imbalance_quadratic"] = imbalance_json(imbalance(CostKind::kQuadratic));
+  j["useful_share_linear"] = useful_share(CostKind::kLinear);
+  j["useful_share_quadratic"] = useful_share(CostKind::kQuadratic);
   j["samples_seen_per_epoch"] = seen_per_epoch_;
   j["dropped_per_epoch"] = dropped_per_epoch_;
   j["duplicated_per_epoch"] = duplicated_per_epoch_;

@@ -1,8 +1,8 @@
 // The figures `evenfeed plan` reports for any plan (ours or a baseline), accumulated
 // step by step: padding waste, per-step rank imbalance under both cost models, samples
 // seen / dropped / duplicated per epoch, lag-1 correlation of step mean length, the
-// share of sample pairs batched together in one epoch that meet again in the next, and
-// the largest batch in padded tokens.
+// share of sample pairs batched together in one epoch that meet again in the next, the
+// largest batch in padded tokens, and the useful share of the ranks' time.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,12 @@ class PlanMetrics {
   // needs for its batch.
   uint64_t largest_batch_tokens() const { return largest_batch_tokens_; }
   ImbalanceSummary imbalance(CostKind kind) const;
+  // What share of the ranks' time goes to the samples' own cost: a step lasts as long as
+  // its dearest batch (every rank waits for it at the all-reduce), so the ranks' time is
+  // W x the sum over steps of that batch's cost; the rest is padding and waiting. It
+  // falls with padding and with imbalance alike, and only a plan that shortens steps
+  // raises it: padding a light batch lowers max/mean but not this.
+  double useful_share(CostKind kind) const;
   double lag1() const;                 // mean over epochs with at least 3 steps
   double repeated_pair_share() const;  // mean over consecutive epoch pairs
   uint64_t total_dropped() const { return dropped_total_; }
@@ -47,6 +53,8 @@ class PlanMetrics {
   // Per step.
   std::vector<double> imbalance_linear_, imbalance_quadratic_;
   double real_tokens_ = 0, slot_tokens_ = 0;
+  double useful_linear_ = 0, useful_quadratic_ = 0;        // the samples' own cost
+  double rank_time_linear_ = 0, rank_time_quadratic_ = 0;  // W x each step's dearest
   uint64_t largest_batch_tokens_ = 0;
   // Per epoch.
   std::vector<uint64_t> steps_per_epoch_;

@@ -248,6 +248,11 @@ std::string plan_report_text(const nlohmann::json& report) {
       return fmt::format("{:.3f}", j[key]["p99"].get<double>());
     });
   }
+  for (const char* kind : {"linear", "quadratic"}) {
+    const std::string key = std::string("useful_share_") + kind;
+    row(fmt::format("useful share of rank-time {}", kind),
+        [&](const nlohmann::json& j) { return percent(j[key]); });
+  }
   row("samples seen (epoch 0)",
       [](const nlohmann::json& j) { return j["samples_seen_per_epoch"][0].dump(); });
   row("dropped (all epochs)", [](const nlohmann::json& j) {

@@ -32,6 +32,32 @@ TEST(PlanMetrics, PaddingImbalanceAndCoverageByHand) {
   EXPECT_EQ(m.total_duplicated(), 1u);
 }
 
+TEST(PlanMetrics, UsefulShareCountsEachStepAtItsDearestBatch) {
+  std::vector<uint64_t> lengths = {4, 2, 1, 3};
+  SpanLengths source(lengths);
+  PlanMetrics m(source, 0);  // quadratic a = 0: cost L^2
+  m.begin_epoch();
+  m.add(step_of({{0}, {1, 2}}));  // linear 4 and 2x2: lasts 4; quadratic 16 and 2x4: 16
+  m.add(step_of({{3}, {}}));      // lasts 3 (9); the second rank waits
+  m.end_epoch();
+  // Linear: own cost 4+2+1+3 = 10 over 2 x (4 + 3) = 14 rank-time.
+  EXPECT_NEAR(m.useful_share(CostKind::kLinear), 10.0 / 14.0, 1e-12);
+  // Quadratic: 16+4+1+9 = 30 over 2 x (16 + 9) = 50.
+  EXPECT_NEAR(m.useful_share(CostKind::kQuadratic), 30.0 / 50.0, 1e-12);
+  EXPECT_NEAR(m.imbalance(CostKind::kLinear).max, 3.0 / 1.5, 1e-12);
+  // Padding the waiting rank's batch levels the step (max/mean 1) but does not shorten
+  // it: the useful share stays.
+  PlanMetrics padded(source, 0);
+  padded.begin_epoch();
+  padded.add(step_of({{0}, {1, 2}}));
+  PlanStep s = step_of({{3}, {3}});
+  s.ranks[1].valid = {0};  // a padding slot
+  padded.add(s);
+  padded.end_epoch();
+  EXPECT_NEAR(padded.imbalance(CostKind::kLinear).max, 1.0, 1e-12);
+  EXPECT_NEAR(padded.useful_share(CostKind::kLinear), 10.0 / 14.0, 1e-12);
+}
+
 TEST(PlanMetrics, RepeatedPairsCountPairsThatMeetAgain) {
   std::vector<uint64_t> lengths(6, 1);
   SpanLengths source(lengths);

@@ -79,6 +79,39 @@ TEST(PlanCli, DumpHasALinePerEpochStepAndRankCoveringEverySampleOnce) {
   }
 }
 
+// The useful share of rank-time, recomputed from the dump: each step lasts as long as
+// its dearest batch; the samples' own cost over W times the sum of those.
+TEST(PlanCli, UsefulShareIsRecomputableFromTheDump) {
+  testing::TempDir tmp;
+  const std::string lengths = write_lengths(tmp, 400);
+  std::vector<uint64_t> length_of;
+  std::ifstream in(lengths);
+  for (uint64_t l; in >> l;) length_of.push_back(l);
+  const fs::path dump = tmp / "plan.jsonl";
+  auto r = run_command(kBin + " plan --lengths " + lengths +
+                       " --world-size 4 --tokens-per-rank 700 --epochs 2 --json --dump " +
+                       dump.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  std::map<std::pair<int, int>, double> dearest;
+  double useful = 0;
+  for (const auto& line : read_dump(dump)) {
+    uint64_t longest = 0;
+    for (uint64_t id : line["samples"]) {
+      longest = std::max(longest, length_of.at(id));
+      useful += static_cast<double>(length_of.at(id));
+    }
+    double& d = dearest[{line["epoch"], line["step"]}];
+    d = std::max(d, static_cast<double>(line["samples"].size() * longest));
+  }
+  double time = 0;
+  for (const auto& [step, cost] : dearest) time += cost;
+  const double share = report["evenfeed"]["useful_share_linear"].get<double>();
+  EXPECT_NEAR(share, useful / (4 * time), 1e-9);
+  // A fixed batch size pads and waits far more than a token budget on these lengths.
+  EXPECT_LT(report["torch_distributed_sampler"]["useful_share_linear"].get<double>(), share - 0.2);
+}
+
 // Under quadratic cost the budget bounds compute; --max-batch-tokens bounds every
 // batch's padded tokens as well, which the dump shows, and is reported in the config.
 TEST(PlanCli, MaxBatchTokensBoundsEveryBatchOfAQuadraticPlan) {

@@ -28,6 +28,13 @@ std::string write_lengths(const testing::TempDir& tmp, size_t n) {
   return (tmp / "lengths.txt").string();
 }
 
+std::vector<uint64_t> read_lengths(const std::string& path) {
+  std::vector<uint64_t> lengths;
+  std::ifstream in(path);
+  for (uint64_t l; in >> l;) lengths.push_back(l);
+  return lengths;
+}
+
 std::vector<nlohmann::json> read_dump(const fs::path& path) {
   std::vector<nlohmann::json> lines;
   std::ifstream in(path);
@@ -84,9 +91,7 @@ TEST(PlanCli, DumpHasALinePerEpochStepAndRankCoveringEverySampleOnce) {
 TEST(PlanCli, UsefulShareIsRecomputableFromTheDump) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 400);
-  std::vector<uint64_t> length_of;
-  std::ifstream in(lengths);
-  for (uint64_t l; in >> l;) length_of.push_back(l);
+  const std::vector<uint64_t> length_of = read_lengths(lengths);
   const fs::path dump = tmp / "plan.jsonl";
   auto r = run_command(kBin + " plan --lengths " + lengths +
                        " --world-size 4 --tokens-per-rank 700 --epochs 2 --json --dump " +
@@ -117,9 +122,7 @@ TEST(PlanCli, UsefulShareIsRecomputableFromTheDump) {
 TEST(PlanCli, MaxBatchTokensBoundsEveryBatchOfAQuadraticPlan) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 3000);
-  std::vector<uint64_t> length_of;
-  std::ifstream in(lengths);
-  for (uint64_t l; in >> l;) length_of.push_back(l);
+  const std::vector<uint64_t> length_of = read_lengths(lengths);
   auto most_tokens = [&](const std::string& extra) {
     const fs::path dump = tmp / "plan.jsonl";
     auto r = run_command(kBin + " plan --lengths " + lengths +

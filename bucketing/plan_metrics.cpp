@@ -75,11 +75,11 @@ void PlanMetrics::add(const PlanStep& step) {
     for (size_t k = 0; k < b.samples.size(); ++k) {
       if (!b.slot_valid(k)) continue;
       const uint64_t id = b.samples[k];
-      const double l = static_cast<double>(lengths_.length(id));
+      const uint64_t length = lengths_.length(id);
+      const double l = static_cast<double>(length);
       real += 1;
-      real_tokens_ += l;
-      useful_linear_ += l;
-      useful_quadratic_ += quadratic_.per_sample(lengths_.length(id));
+      real_tokens_ += l;  // the samples' own linear cost
+      useful_quadratic_ += quadratic_.per_sample(length);
       step_tokens += l;
       seen_[id] = static_cast<uint16_t>(std::min<int>(seen_[id] + 1, 65535));
       batch_now_[id] = batch_id;
@@ -141,7 +141,7 @@ ImbalanceSummary PlanMetrics::imbalance(CostKind kind) const {
 double PlanMetrics::useful_share(CostKind kind) const {
   const bool linear = kind == CostKind::kLinear;
   const double time = linear ? rank_time_linear_ : rank_time_quadratic_;
-  return time > 0 ? (linear ? useful_linear_ : useful_quadratic_) / time : 0;
+  return time > 0 ? (linear ? real_tokens_ : useful_quadratic_) / time : 0;
 }
 
 double PlanMetrics::lag1() const {

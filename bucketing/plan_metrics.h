@@ -53,7 +53,7 @@ class PlanMetrics {
   // Per step.
   std::vector<double> imbalance_linear_, imbalance_quadratic_;
   double real_tokens_ = 0, slot_tokens_ = 0;
-  double useful_linear_ = 0, useful_quadratic_ = 0;        // the samples' own cost
+  double useful_quadratic_ = 0;  // the samples' own quadratic cost (linear: real_tokens_)
   double rank_time_linear_ = 0, rank_time_quadratic_ = 0;  // W x each step's dearest
   uint64_t largest_batch_tokens_ = 0;
   // Per epoch.

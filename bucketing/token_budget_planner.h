@@ -26,8 +26,9 @@ namespace evenfeed {
 // capped window's end is made two ways and the more level kept (finish_level,
 // 2026-12-02), 5 since a window's end far from level is also made with singletons
 // placed as lumps and partners cut to measure, and the automatic cap falls back to the
-// least estimate (after 3dc0936).
-inline constexpr int kTokenBudgetPlanRevision = 5;
+// least estimate (after 3dc0936), 6 since partners cut to measure are also cut by
+// cut_fluid_pieces (after a76a20e).
+inline constexpr int kTokenBudgetPlanRevision = 6;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -32,7 +32,8 @@
 //    (finish_level): under a cap or bound with the samples too short to reach the
 //    leftover's dearest sample set aside while steps are taken back; with samples too
 //    dear to share a batch placed as lumps; with the lumps' partners cut to measure
-//    (plan_fluid_runs) instead of at the budget.
+//    (plan_fluid_runs) instead of at the budget, in the samples' order or from samples
+//    of one length (cut_fluid_pieces).
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in.
@@ -53,6 +54,8 @@
 #include "sampler/plan.h"
 
 namespace evenfeed {
+
+struct FluidRuns;
 
 struct PlanItem {
   uint64_t id = 0;
@@ -120,7 +123,10 @@ class WindowPlanner {
   std::optional<LumpPlacement> place_runs(const std::vector<Entry>& rest,
                                           const std::vector<double>& lump_costs) const;
   std::optional<LumpPlacement> place_fluid_runs(const std::vector<Entry>& rest,
-                                                const std::vector<double>& lump_costs) const;
+                                                const std::vector<double>& lump_costs,
+                                                double piece_fit) const;
+  std::vector<std::vector<size_t>> fluid_pieces_in_order(const std::vector<Entry>& rest,
+                                                         const FluidRuns& runs) const;
   bool is_lump(const Entry& e, bool singletons) const;
   size_t lump_count(const std::vector<Entry>& entries, bool singletons) const;
   void take_back_partners(std::vector<Planned>& planned, std::vector<Entry>& leftover) const;

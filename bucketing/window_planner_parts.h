@@ -53,6 +53,10 @@ struct WindowPlanner::FinishWay {
   // Complete the lumps' steps with partners cut to measure (place_fluid_runs) rather
   // than at the budget or evenly (place_runs).
   bool partners_to_measure = false;
+  // How partners are cut to measure: 0, in the samples' order, the longest first, each
+  // piece as many as fit under its cost; otherwise by cut_fluid_pieces, a piece this
+  // share of its cost counting as reaching it.
+  double piece_fit = 0;
 };
 
 // What one window's planning has made so far.

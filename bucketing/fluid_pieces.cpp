@@ -39,6 +39,7 @@ std::vector<LengthGroup> group_by_length(std::span<const uint64_t> lengths,
 PieceChoice choose_piece(const std::vector<LengthGroup>& groups, const PieceRequest& request,
                          double near_enough, const CostModel& cost,
                          const std::function<uint64_t(uint64_t)>& most_per_batch) {
+  const double target = request.target * near_enough;
   PieceChoice reach{0, 0, 0}, under{0, 0, 0}, cheapest{0, 0, 0};
   uint64_t at_or_below = 0;  // samples left no longer than the group's length
   for (size_t g = groups.size(); g-- > 0;) {
@@ -50,7 +51,6 @@ PieceChoice choose_piece(const std::vector<LengthGroup>& groups, const PieceRequ
     const uint64_t most = std::min({most_per_batch(groups[g].length), at_or_below,
                                     static_cast<uint64_t>(std::floor(request.ceiling / each))});
     if (most == 0) continue;
-    const double target = request.target * near_enough;
     const uint64_t wanted = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(target / each)));
     if (wanted <= most) {
       reach = {g, wanted, static_cast<double>(wanted) * each};  // the longest so far

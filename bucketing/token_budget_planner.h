@@ -27,8 +27,9 @@ namespace evenfeed {
 // 2026-12-02), 5 since a window's end far from level is also made with singletons
 // placed as lumps and partners cut to measure, and the automatic cap falls back to the
 // least estimate (after 3dc0936), 6 since partners cut to measure are also cut by
-// cut_fluid_pieces (after a76a20e).
-inline constexpr int kTokenBudgetPlanRevision = 6;
+// cut_fluid_pieces (after a76a20e), 7 since a step left far from level gives single
+// samples to idle room in the window's other steps (level_by_moves, after 90648a3).
+inline constexpr int kTokenBudgetPlanRevision = 7;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -395,6 +395,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   } else {
     work.planned = finish_level(std::move(work));
   }
+  move_to_level(work.planned);
   if (options_.mix_batches) mix_window(work.planned, window_index);
   return emit_in_chosen_order(work.planned, window_index, previous_mean, steps);
 }

@@ -36,7 +36,11 @@
 //    of one length (cut_fluid_pieces).
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
-//    mates do not change, only the step a batch runs in.
+//    mates do not change, only the step a batch runs in. A step left above 1.04 because
+//    its dearest batches are fine samples cut too dear then gives the shortest of them
+//    to batches of other steps with idle room, at least as long and below their step's
+//    dearest (move_to_level, level_by_moves), within the window's padding room; this
+//    runs on every window, carried or last.
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly
@@ -47,6 +51,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -142,10 +147,10 @@ class WindowPlanner {
   static double slots(const std::vector<Batch>& batches);
   double imbalance(const Planned& step) const;
   static void count_samples(Planned& step);
-  bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step,
-                           double& padding_room) const;
-  double borrow_padding_room(const Work& work, const std::vector<Planned>& final_steps) const;
+  bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step, double& room) const;
+  double padding_room(std::initializer_list<const std::vector<Planned>*> step_lists) const;
   void level_by_swaps(std::vector<Planned>& steps) const;
+  void move_to_level(std::vector<Planned>& steps) const;
   void recost(Batch& b) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                               double previous_mean, std::vector<StepBatches>& steps) const;

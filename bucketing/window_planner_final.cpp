@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "bucketing/fluid_pieces.h"
+#include "bucketing/level_by_moves.h"
 #include "bucketing/lump_runs.h"
 #include "bucketing/window_planner.h"
 #include "bucketing/window_planner_parts.h"
@@ -368,10 +369,10 @@ double WindowPlanner::imbalance(const Planned& step) const {
 // holds is padded more), until the light batch reaches the step's dearest. Kept only if
 // the step gets more level and the donor ends no less level than the step or than it
 // was. Each sample borrowed adds the light batch's longest minus its donor batch's
-// longest to the padded slots; it stops before they would exceed `padding_room`,
+// longest to the padded slots; it stops before they would exceed `room`,
 // which it lowers by what it spent. Returns whether anything moved.
 bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& step,
-                                        double& padding_room) const {
+                                        double& room) const {
   const double before = imbalance(step);
   if (before <= kLevelEnough) return false;
   auto donor =
@@ -400,7 +401,7 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
       if (cost > dearest || !fits(light->entries.size() + 1, light->longest)) break;
       const double padding =
           static_cast<double>(light->longest) - static_cast<double>(from.longest);
-      if (spent + padding > padding_room) break;
+      if (spent + padding > room) break;
       spent += padding;
       light->entries.push_back(*pick);
       light->cost = cost;
@@ -417,7 +418,7 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
     return false;
   }
   count_samples(step);
-  padding_room -= spent;
+  room -= spent;
   return true;
 }
 
@@ -454,10 +455,9 @@ void WindowPlanner::finish(Work& work, const FinishWay& way) const {
   cut_apart_or_rejoin(std::move(unreachable), work);
   std::vector<Planned> final_steps = final_cut(std::move(work.leftover));
   work.leftover.clear();
-  double padding_room = borrow_padding_room(work, final_steps);
+  double room = padding_room({&work.planned, &work.apart, &final_steps});
   for (Planned& step : final_steps) {
-    for (uint32_t k = 0; k < world_size_ && borrow_for_lightest(work.planned, step, padding_room);
-         ++k) {
+    for (uint32_t k = 0; k < world_size_ && borrow_for_lightest(work.planned, step, room); ++k) {
     }
   }
   for (Planned& p : final_steps) work.planned.push_back(std::move(p));
@@ -545,12 +545,12 @@ std::vector<WindowPlanner::Entry> WindowPlanner::set_aside_unreachable(
   return aside;
 }
 
-// Padded slots that borrowing may add before the window's padding share (over its
-// planned, apart and final steps) reaches kBorrowPaddingShare.
-double WindowPlanner::borrow_padding_room(const Work& work,
-                                          const std::vector<Planned>& final_steps) const {
+// Padded slots that borrowing may add before the padding share of `step_lists` (a
+// window's planned, apart and final steps) reaches kBorrowPaddingShare.
+double WindowPlanner::padding_room(
+    std::initializer_list<const std::vector<Planned>*> step_lists) const {
   double total_slots = 0, tokens = 0;
-  for (const auto* steps : {&work.planned, &work.apart, &final_steps}) {
+  for (const std::vector<Planned>* steps : step_lists) {
     for (const Planned& step : *steps) {
       total_slots += slots(step.batches);
       for (const Batch& b : step.batches)
@@ -590,6 +590,48 @@ void WindowPlanner::level_by_swaps(std::vector<Planned>& steps) const {
   for (size_t s = 0; s < steps.size(); ++s) {
     std::vector<Batch> batches;
     for (size_t k : members[s]) batches.push_back(std::move(units[k]));
+    steps[s] = make_step(std::move(batches));
+  }
+}
+
+// A step still far from level after the swaps, because its dearest batches are fine
+// samples cut too dear, gives single samples to batches of other steps with idle room
+// (level_by_moves), within the window's padding room (kBorrowPaddingShare).
+void WindowPlanner::move_to_level(std::vector<Planned>& steps) const {
+  const bool level = std::all_of(steps.begin(), steps.end(),
+                                 [&](const Planned& s) { return imbalance(s) <= kLevelEnough; });
+  if (level) return;
+  const MoveOptions options{.level_enough = kLevelEnough, .padding_room = padding_room({&steps})};
+  // The window's samples in one list (their batches emptied as they are listed, so a
+  // large window is not held twice), each batch a list of positions into it.
+  size_t samples = 0;
+  for (const Planned& step : steps) samples += step.samples;
+  std::vector<Entry> entries;
+  std::vector<uint64_t> lengths;
+  entries.reserve(samples);
+  lengths.reserve(samples);
+  std::vector<std::vector<std::vector<size_t>>> members(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (Batch& b : steps[s].batches) {
+      std::vector<size_t>& batch = members[s].emplace_back();
+      for (const Entry& e : b.entries) {
+        batch.push_back(entries.size());
+        entries.push_back(e);
+        lengths.push_back(e.length);
+      }
+      std::vector<Entry>().swap(b.entries);
+    }
+  }
+  level_by_moves(
+      lengths, members, options_.cost,
+      [this](uint64_t count, uint64_t longest) { return fits(count, longest); }, options);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    std::vector<Batch> batches;
+    for (const std::vector<size_t>& batch : members[s]) {
+      Batch& b = batches.emplace_back();
+      for (size_t k : batch) b.entries.push_back(entries[k]);
+      recost(b);
+    }
     steps[s] = make_step(std::move(batches));
   }
 }

@@ -1,0 +1,181 @@
+// level_by_moves: a step whose dearest batches are fine samples cut too dear is trimmed
+// and the samples given to idle room elsewhere; nothing is lost or served twice, no step
+// gets longer or less level, the padding room and the batch limits hold, and a trim that
+// cannot be placed leaves the steps exactly as they were.
+#include "bucketing/level_by_moves.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "core/philox.h"
+
+namespace evenfeed {
+namespace {
+
+const CostModel kQuadratic{CostKind::kQuadratic, 2048};
+using Steps = std::vector<std::vector<std::vector<size_t>>>;
+
+struct Corpus {
+  std::vector<uint64_t> lengths;
+  Steps steps;
+  // Appends a batch of `count` samples of `length` to step `s` (made as needed).
+  void batch(size_t s, size_t count, uint64_t length) {
+    if (steps.size() <= s) steps.resize(s + 1);
+    std::vector<size_t>& b = steps[s].emplace_back();
+    for (size_t k = 0; k < count; ++k) {
+      b.push_back(lengths.size());
+      lengths.push_back(length);
+    }
+  }
+};
+
+double batch_cost(const std::vector<uint64_t>& lengths, const std::vector<size_t>& batch) {
+  uint64_t longest = 0;
+  for (size_t k : batch) longest = std::max(longest, lengths[k]);
+  return batch.empty() ? 0.0 : kQuadratic.batch(batch.size(), longest);
+}
+
+double dearest(const std::vector<uint64_t>& lengths, const std::vector<std::vector<size_t>>& step) {
+  double most = 0;
+  for (const auto& b : step) most = std::max(most, batch_cost(lengths, b));
+  return most;
+}
+
+double ratio(const std::vector<uint64_t>& lengths, const std::vector<std::vector<size_t>>& step) {
+  double sum = 0;
+  for (const auto& b : step) sum += batch_cost(lengths, b);
+  return sum > 0 ? dearest(lengths, step) * static_cast<double>(step.size()) / sum : 1.0;
+}
+
+double slots(const std::vector<uint64_t>& lengths, const Steps& steps) {
+  double total = 0;
+  for (const auto& step : steps) {
+    for (const auto& b : step) {
+      uint64_t longest = 0;
+      for (size_t k : b) longest = std::max(longest, lengths[k]);
+      total += static_cast<double>(b.size() * longest);
+    }
+  }
+  return total;
+}
+
+bool any_batch(uint64_t, uint64_t) {
+  return true;
+}
+
+// The changelog shape from level_by_moves.h, at 8 ranks and 8,192 tokens: step 0 holds
+// four batches of 26 x 600 words (0.49 of the budget each) beside coarse samples alone
+// at 0.45 and two at 0.33: max/mean 1.116. Cut to 24 x 600 (0.45), the fine batches
+// would leave it at 1.076. Step 1 is documents at the budget and two partners of two
+// 2,800-word samples at 0.32, with room below its dearest for eight 600s (padded to
+// 2,800: 0.16 each).
+Corpus changelog_shape() {
+  Corpus c;
+  for (int k = 0; k < 4; ++k) c.batch(0, 26, 600);
+  for (int k = 0; k < 2; ++k) c.batch(0, 1, 5200);
+  for (int k = 0; k < 2; ++k) c.batch(0, 1, 4350);
+  for (int k = 0; k < 6; ++k) c.batch(1, 1, 8192);
+  for (int k = 0; k < 2; ++k) c.batch(1, 2, 2800);
+  return c;
+}
+
+TEST(LevelByMoves, TrimsFineBatchesIntoIdleRoom) {
+  Corpus c = changelog_shape();
+  const Steps before = c.steps;
+  ASSERT_GT(ratio(c.lengths, c.steps[0]), 1.11);  // the premise
+  const double spent = level_by_moves(c.lengths, c.steps, kQuadratic, any_batch,
+                                      {.level_enough = 1.04, .padding_room = 1e6});
+  EXPECT_LT(ratio(c.lengths, c.steps[0]), 1.08);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(c.steps[0][k].size(), 24u);
+  // The samples went to step 1's partners (padded to 2,800), not past its documents.
+  EXPECT_EQ(c.steps[1][6].size() + c.steps[1][7].size(), 4u + 8u);
+  EXPECT_EQ(dearest(c.lengths, c.steps[1]), dearest(c.lengths, before[1]));
+  EXPECT_LT(ratio(c.lengths, c.steps[1]), ratio(c.lengths, before[1]));
+  EXPECT_DOUBLE_EQ(spent, slots(c.lengths, c.steps) - slots(c.lengths, before));
+  EXPECT_DOUBLE_EQ(spent, 8 * 2200.0);
+}
+
+TEST(LevelByMoves, KeepsWithinThePaddingRoom) {
+  Corpus c = changelog_shape();
+  const Steps before = c.steps;
+  // Each 600-word sample padded to 2,800 spends 2,200 slots, and each trim of 0.005
+  // takes at least four (one from each fine batch): room for three moves is too little.
+  const double spent = level_by_moves(c.lengths, c.steps, kQuadratic, any_batch,
+                                      {.level_enough = 1.04, .padding_room = 3 * 2200});
+  EXPECT_EQ(spent, 0.0);
+  EXPECT_EQ(c.steps, before);
+}
+
+TEST(LevelByMoves, KeepsTheBatchLimits) {
+  Corpus c = changelog_shape();
+  const Steps before = c.steps;
+  // A cap of two samples a batch: step 1's partners are full, so the trimmed samples
+  // have nowhere to go and the steps are left exactly as they were.
+  auto capped = [](uint64_t count, uint64_t) { return count <= 2; };
+  level_by_moves(c.lengths, c.steps, kQuadratic, capped, {.padding_room = 1e9});
+  EXPECT_EQ(c.steps, before);
+}
+
+TEST(LevelByMoves, LeavesLumpsAlone) {
+  Corpus c;
+  c.batch(0, 1, 8192);  // a lump at the max: no trim can lower it
+  for (int k = 0; k < 7; ++k) c.batch(0, 1, 4000);
+  for (int k = 0; k < 8; ++k) c.batch(1, 1, 8192);
+  const Steps before = c.steps;
+  level_by_moves(c.lengths, c.steps, kQuadratic, any_batch, {.padding_room = 1e9});
+  EXPECT_EQ(c.steps, before);
+}
+
+// Random windows of mixed batches: every sample still served once, no step longer or
+// less level than it was, the room kept, and the slots spent as reported.
+TEST(LevelByMoves, RandomWindowsKeepEverySampleAndLevel) {
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    uint64_t draw = 0;
+    auto uniform = [&](uint64_t lo, uint64_t hi) {
+      CounterRng rng(seed, RngStream::kSynth, 50, draw++);
+      return lo + static_cast<uint64_t>(rng.uniform() * static_cast<double>(hi - lo + 1));
+    };
+    Corpus c;
+    const size_t steps = uniform(2, 6), ranks = uniform(2, 8);
+    for (size_t s = 0; s < steps; ++s) {
+      for (size_t r = 0; r < ranks; ++r) {
+        const uint64_t length = uniform(50, 6000);
+        const double fit = kQuadratic.budget(8192) / kQuadratic.per_sample(length);
+        const uint64_t least = uniform(0, 1);  // some ranks idle
+        c.batch(s, uniform(least, std::clamp<uint64_t>(static_cast<uint64_t>(fit), 1, 24)), length);
+      }
+    }
+    const Steps before = c.steps;
+    const double room = static_cast<double>(uniform(0, 20000));
+    auto cap = [](uint64_t count, uint64_t longest) {
+      return count <= 24 && kQuadratic.batch(count, longest) <= kQuadratic.budget(8192);
+    };
+    const double spent = level_by_moves(c.lengths, c.steps, kQuadratic, cap,
+                                        {.level_enough = 1.02, .padding_room = room});
+    SCOPED_TRACE(seed);
+    EXPECT_LE(spent, room);
+    EXPECT_NEAR(spent, slots(c.lengths, c.steps) - slots(c.lengths, before), 1e-6);
+    std::map<size_t, int> served;
+    for (size_t s = 0; s < steps; ++s) {
+      ASSERT_EQ(c.steps[s].size(), ranks);
+      EXPECT_LE(dearest(c.lengths, c.steps[s]), dearest(c.lengths, before[s]) * (1 + 1e-12));
+      EXPECT_LE(ratio(c.lengths, c.steps[s]), ratio(c.lengths, before[s]) + 1e-9);
+      for (size_t r = 0; r < ranks; ++r) {
+        for (size_t k : c.steps[s][r]) ++served[k];
+        if (c.steps[s][r] != before[s][r]) {
+          uint64_t longest = 0;
+          for (size_t k : c.steps[s][r]) longest = std::max(longest, c.lengths[k]);
+          EXPECT_TRUE(cap(c.steps[s][r].size(), longest));
+        }
+      }
+    }
+    ASSERT_EQ(served.size(), c.lengths.size());
+    for (const auto& [k, times] : served) EXPECT_EQ(times, 1);
+  }
+}
+
+}  // namespace
+}  // namespace evenfeed

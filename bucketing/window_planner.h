@@ -39,8 +39,10 @@
 //    mates do not change, only the step a batch runs in. A step left above 1.04 because
 //    its dearest batches are fine samples cut too dear then gives the shortest of them
 //    to batches of other steps with idle room, at least as long and below their step's
-//    dearest (move_to_level, level_by_moves), within the window's padding room; this
-//    runs on every window, carried or last.
+//    dearest (move_to_level, level_by_moves), within the window's padding room; one
+//    that cannot be trimmed (a sample alone or a batch at the cap at its max) may fill
+//    its light batches with samples from steps that stay level enough. This runs on
+//    every window, carried or last.
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly

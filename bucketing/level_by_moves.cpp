@@ -130,13 +130,7 @@ class Mover {
       return true;
     }
     for (size_t k = placed; k-- > 0;) unplace(moves[order[k]]);
-    for (size_t k = moves.size(); k-- > 0;) {
-      const Move& m = moves[k];
-      std::vector<size_t>& batch = steps_[m.from_step][m.from_rank];
-      batch.insert(batch.begin() + static_cast<long>(m.from_position), m.sample);
-      batches_[m.from_step][m.from_rank] = shape_of(batch);
-    }
-    reshape_step(s);
+    for (size_t k = moves.size(); k-- > 0;) return_to_source(moves[k]);
     return false;
   }
 
@@ -161,16 +155,9 @@ class Mover {
       return true;
     }
     for (size_t k = moves.size(); k-- > 0;) {
-      const Move& m = moves[k];
-      std::vector<size_t>& to = steps_[m.to_step][m.to_rank];
-      to.erase(std::find(to.begin(), to.end(), m.sample));
-      batches_[m.to_step][m.to_rank] = shape_of(to);
-      std::vector<size_t>& from = steps_[m.from_step][m.from_rank];
-      from.insert(from.begin() + static_cast<long>(m.from_position), m.sample);
-      batches_[m.from_step][m.from_rank] = shape_of(from);
-      reshape_step(m.from_step);
+      unplace(moves[k]);
+      return_to_source(moves[k]);
     }
-    reshape_step(s);
     return false;
   }
 
@@ -280,6 +267,15 @@ class Mover {
     return true;
   }
 
+  // Puts the sample of `move` back where it was taken from, at its old position.
+  void return_to_source(const Move& move) {
+    std::vector<size_t>& batch = steps_[move.from_step][move.from_rank];
+    batch.insert(batch.begin() + static_cast<long>(move.from_position), move.sample);
+    batches_[move.from_step][move.from_rank] = shape_of(batch);
+    reshape_step(move.from_step);
+  }
+
+  // Takes the sample of `move` out of the batch it was given to.
   void unplace(const Move& move) {
     std::vector<size_t>& batch = steps_[move.to_step][move.to_rank];
     batch.erase(std::find(batch.begin(), batch.end(), move.sample));

@@ -88,7 +88,6 @@ class Mover {
   // `target`, and places each elsewhere (place); undoes it all when one cannot be.
   bool trim_to(size_t s, double target) {
     std::vector<Move> moves;
-    std::vector<size_t> taken;
     const size_t most = kMostTrimmedPerRank * steps_[s].size();
     bool ok = true;
     while (ok && ratio(s) > target) {
@@ -99,14 +98,13 @@ class Mover {
                                                }) -
                               batches_[s].begin());
       std::vector<size_t>& batch = steps_[s][r];
-      if (batch.size() < 2 || taken.size() >= most) {
+      if (batch.size() < 2 || moves.size() >= most) {
         ok = false;
         break;
       }
       auto shortest = std::min_element(batch.begin(), batch.end(), [&](size_t a, size_t b) {
         return lengths_[a] < lengths_[b];
       });
-      taken.push_back(*shortest);
       const auto position = static_cast<size_t>(shortest - batch.begin());
       moves.push_back({*shortest, s, r, position, s, r});  // placed below
       batch.erase(shortest);
@@ -213,15 +211,19 @@ class Mover {
     return true;
   }
 
-  // Step t's max/mean if its batch r lost its longest sample.
+  // Step t's max/mean if its batch r (two or more samples) lost its longest sample: the
+  // batch is then padded to its second longest (the longest again when it is tied).
   double ratio_without_longest(size_t t, size_t r) const {
-    std::vector<size_t> rest = steps_[t][r];
-    rest.erase(std::max_element(rest.begin(), rest.end(),
-                                [&](size_t a, size_t b) { return lengths_[a] < lengths_[b]; }));
-    const BatchShape after = shape_of(rest);
+    uint64_t longest = 0, second = 0;
+    for (size_t k : steps_[t][r]) {
+      const uint64_t length = lengths_[k];
+      second = std::max(second, std::min(longest, length));
+      longest = std::max(longest, length);
+    }
+    const double without = cost_.batch(batches_[t][r].count - 1, second);
     StepShape shape;
     for (size_t k = 0; k < batches_[t].size(); ++k) {
-      const double cost = k == r ? after.cost : batches_[t][k].cost;
+      const double cost = k == r ? without : batches_[t][k].cost;
       shape.sum += cost;
       shape.dearest = std::max(shape.dearest, cost);
     }

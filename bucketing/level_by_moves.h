@@ -15,9 +15,9 @@
 // until the step is at the target, and gives each sample taken (longest first) to the
 // batch of another step that pads it least, among those whose longest sample is at
 // least as long (nothing already there is padded more), whose sample cap or token
-// bound allows one more, and whose step ends no less level than the target or than it
-// was. When a sample finds no such batch, or the padded slots spent would pass
-// `padding_room`, that trim is undone and the step left as it is. A moved sample is
+// bound allows one more, and whose cost stays at or below its step's dearest batch (so
+// no step gets longer or less level). When a sample finds no such batch, or the padded slots spent
+// would pass `padding_room`, that trim is undone and the step left as it is. A moved sample is
 // padded to its new batch's longest, which is what the room bounds: the idle
 // rank-time it fills was spent anyway, but the padding share is a target of its own.
 //

@@ -545,8 +545,9 @@ std::vector<WindowPlanner::Entry> WindowPlanner::set_aside_unreachable(
   return aside;
 }
 
-// Padded slots that borrowing may add before the padding share of `step_lists` (a
-// window's planned, apart and final steps) reaches kBorrowPaddingShare.
+// Padded slots that borrowing (borrow_for_lightest) or moves (move_to_level) may add
+// before the padding share of `step_lists` (a window's steps) reaches
+// kBorrowPaddingShare.
 double WindowPlanner::padding_room(
     std::initializer_list<const std::vector<Planned>*> step_lists) const {
   double total_slots = 0, tokens = 0;

@@ -66,6 +66,11 @@ struct BucketingOptions {
   // more of the 2% padding target spent on noise, where the pairs target would
   // otherwise be missed.
   double noise_cap_padding_for_pairs = 0.017;
+  // When a window's steps pad more than this share of their slots, the window is
+  // planned again with half the noise (reach and padding allowance) and the plan that
+  // pads less is kept: the noise spends padding for fresh batch mates, and at large
+  // budgets a window's cuts alone can take most of the 2% padding target. 0: never.
+  double padding_guard = 0.019;
   // Every sample that shares a batch may move at least this far (log length), so batch
   // composition changes between epochs for long samples too.
   double noise_floor = 0.015;

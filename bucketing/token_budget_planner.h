@@ -29,8 +29,10 @@ namespace evenfeed {
 // least estimate (after 3dc0936), 6 since partners cut to measure are also cut by
 // cut_fluid_pieces (after a76a20e), 7 since a step left far from level gives single
 // samples to idle room in the window's other steps (level_by_moves, after 90648a3), 8
-// since such a step's light batches may also take samples from level steps (5e1d005).
-inline constexpr int kTokenBudgetPlanRevision = 8;
+// since such a step's light batches may also take samples from level steps (5e1d005), 9
+// since a window that pads more than BucketingOptions::padding_guard is planned again
+// with half the noise (after 6743fa1).
+inline constexpr int kTokenBudgetPlanRevision = 9;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

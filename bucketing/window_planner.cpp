@@ -374,6 +374,32 @@ double WindowPlanner::emit_in_chosen_order(std::vector<Planned>& planned, uint64
 double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t window_index,
                            double previous_mean, std::vector<StepBatches>& steps,
                            std::vector<PlanItem>& carry) const {
+  const size_t carried_before = carry.size();
+  std::vector<Planned> planned = plan_steps(std::move(items), last, carry);
+  if (options_.padding_guard > 0 && options_.noise > 0 &&
+      padding_share(planned) > options_.padding_guard) {
+    plan_quietly_if_less_padded(planned, last, carry, carried_before);
+  }
+  if (options_.mix_batches) mix_window(planned, window_index);
+  return emit_in_chosen_order(planned, window_index, previous_mean, steps);
+}
+
+// Padded slots over all slots of `planned`'s batches (0 when empty).
+double WindowPlanner::padding_share(const std::vector<Planned>& planned) {
+  double total = 0, tokens = 0;
+  for (const Planned& step : planned) {
+    total += slots(step.batches);
+    for (const Batch& b : step.batches)
+      for (const Entry& e : b.entries) tokens += static_cast<double>(e.length);
+  }
+  return total > 0 ? 1.0 - tokens / total : 0.0;
+}
+
+// Steps 1-5 for one window: its whole steps, in no particular order, with what is
+// left appended to `carry`.
+std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanItem> items,
+                                                              bool last,
+                                                              std::vector<PlanItem>& carry) const {
   std::vector<Entry> coarse, fillers;  // both longest first
   for (const Entry& e : noisy_sort(items))
     (per_batch(e.length) >= kFillerPerBatch ? fillers : coarse).push_back(e);
@@ -396,8 +422,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
     work.planned = finish_level(std::move(work));
   }
   move_to_level(work.planned);
-  if (options_.mix_batches) mix_window(work.planned, window_index);
-  return emit_in_chosen_order(work.planned, window_index, previous_mean, steps);
+  return std::move(work.planned);
 }
 
 // Coarse batches, grouped by cost level: a group takes up to W batches within the

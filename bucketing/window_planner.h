@@ -43,13 +43,18 @@
 //    that cannot be trimmed (a sample alone or a batch at the cap at its max) may fill
 //    its light batches with samples from steps that stay level enough. This runs on
 //    every window, carried or last.
+//    A window whose steps now pad more than `padding_guard` (1.9%) is planned again,
+//    steps 1-5, with half the noise (reach and padding allowance); the quieter plan is
+//    kept when it pads less and its worst step is no less level, or level enough
+//    (plan_quietly_if_less_padded).
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly
 //    the same ones every epoch.
 // 7. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
-// Steps 1-3, 6 and 7 live in window_planner.cpp, steps 4 and 5 in window_planner_final.cpp.
+// Steps 1-3, 6 and 7 live in window_planner.cpp, steps 4 and 5 and the padding guard in
+// window_planner_final.cpp.
 #pragma once
 
 #include <cstdint>
@@ -115,6 +120,11 @@ class WindowPlanner {
   struct Work;     // what one window's planning has made so far
   Planned make_step(std::vector<Batch> batches) const;
   void mix_window(std::vector<Planned>& planned, uint64_t window_index) const;
+  std::vector<Planned> plan_steps(std::vector<PlanItem> items, bool last,
+                                  std::vector<PlanItem>& carry) const;
+  void plan_quietly_if_less_padded(std::vector<Planned>& planned, bool last,
+                                   std::vector<PlanItem>& carry, size_t carried_before) const;
+  static double padding_share(const std::vector<Planned>& planned);
   void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
   void plan_capped(Work& work) const;

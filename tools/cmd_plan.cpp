@@ -80,6 +80,10 @@ void add_plan(CLI::App& app, Runner& run) {
   cmd->add_option("--noise-cap-padding-for-pairs", r.bucketing_options.noise_cap_padding_for_pairs,
                   "... and what it may spend when no sample cap meets --pairs-target otherwise")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--padding-guard", r.bucketing_options.padding_guard,
+                  "A window padding more than this share is planned again with half the "
+                  "noise, keeping the less padded plan (0: never)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--level-tolerance", r.bucketing_options.level_tolerance,
                   "Cost spread allowed within a step")
       ->check(CLI::Range(0.0, 0.5));

@@ -595,6 +595,7 @@ TEST(TokenBudgetPlanner, DealingKeepsEveryStepsCostsButScattersBatchMates) {
   SpanLengths source(lengths);
   BucketingOptions mixed = quadratic_budget(8192);
   mixed.repeated_pairs_target = 0;  // the same batches, uncapped, in both plans
+  mixed.padding_guard = 0;           // ... with the noise as set: the deal alone differs
   BucketingOptions runs = mixed;
   runs.mix_batches = false;
   // Each step as its ranks' (count, longest), sorted; the steps sorted too.
@@ -854,6 +855,40 @@ TEST(TokenBudgetPlanner, RefusesZeroLengthsZeroWorldAndForeignStates) {
   std::vector<uint64_t> none;
   SpanLengths empty(none);
   EXPECT_THROW(TokenBudgetPlanner(empty, o, 2, {}), Error);
+}
+
+
+// Short sentences (log-normal, median 6 words, sigma 1.8) under a quadratic budget of
+// 32,768 tokens: batches of a thousand of them, whose cuts alone pad about 2.5%, so the
+// full noise (3.2%) passes the padding guard and the window is planned again with half
+// of it. Below the guard (sigma 1.2, 1.6% padding) the plan is the same with or without.
+TEST(TokenBudgetPlanner, AWindowPaddingPastTheGuardIsPlannedWithHalfTheNoise) {
+  BucketingOptions guarded = quadratic_budget(32768);
+  BucketingOptions unguarded = guarded;
+  unguarded.padding_guard = 0;
+  struct Figures {
+    double padding, worst;
+  };
+  auto plan = [](const LengthSource& source, const BucketingOptions& o) {
+    PlanMetrics metrics(source, o.cost.a);
+    plan_epochs(metrics, source, o, 8, 1, 1);
+    EXPECT_EQ(metrics.total_dropped(), 0u);
+    EXPECT_EQ(metrics.total_duplicated(), 0u);
+    return Figures{metrics.padding_waste(), metrics.imbalance(CostKind::kQuadratic).max};
+  };
+  const auto padded = log_normal(60000, 2, 29, 6, 1.8);  // one window
+  SpanLengths padded_source(padded);
+  const Figures without = plan(padded_source, unguarded);
+  const Figures with = plan(padded_source, guarded);
+  EXPECT_GT(without.padding, guarded.padding_guard);
+  EXPECT_LT(with.padding, without.padding - 0.002);
+  EXPECT_LE(with.worst, std::max(1.04, without.worst));
+
+  const auto smooth = log_normal(60000, 2, 29, 9, 1.2);
+  SpanLengths smooth_source(smooth);
+  EXPECT_LT(plan(smooth_source, unguarded).padding, guarded.padding_guard);
+  EXPECT_EQ(all_batches(TokenBudgetPlanner(smooth_source, guarded, 8, {1, 0, {}})),
+            all_batches(TokenBudgetPlanner(smooth_source, unguarded, 8, {1, 0, {}})));
 }
 
 }  // namespace

@@ -595,7 +595,7 @@ TEST(TokenBudgetPlanner, DealingKeepsEveryStepsCostsButScattersBatchMates) {
   SpanLengths source(lengths);
   BucketingOptions mixed = quadratic_budget(8192);
   mixed.repeated_pairs_target = 0;  // the same batches, uncapped, in both plans
-  mixed.padding_guard = 0;           // ... with the noise as set: the deal alone differs
+  mixed.padding_guard = 0;          // ... with the noise as set: the deal alone differs
   BucketingOptions runs = mixed;
   runs.mix_batches = false;
   // Each step as its ranks' (count, longest), sorted; the steps sorted too.
@@ -856,7 +856,6 @@ TEST(TokenBudgetPlanner, RefusesZeroLengthsZeroWorldAndForeignStates) {
   SpanLengths empty(none);
   EXPECT_THROW(TokenBudgetPlanner(empty, o, 2, {}), Error);
 }
-
 
 // Short sentences (log-normal, median 6 words, sigma 1.8) under a quadratic budget of
 // 32,768 tokens: batches of a thousand of them, whose cuts alone pad about 2.5%, so the

@@ -168,7 +168,10 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"epochs", r.epochs},
                       {"mean_length", mean},
                       {"truncated", measured_truncation(r) != UINT64_MAX}};
-  if (r.bucketing) report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
+  if (r.bucketing) {
+    report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
+    report["config"]["padding_guard"] = r.bucketing_options.padding_guard;
+  }
   if (r.resume_at_step) {
     report["config"]["resume_at_step"] = *r.resume_at_step;
     report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);

@@ -376,23 +376,12 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
                            std::vector<PlanItem>& carry) const {
   const size_t carried_before = carry.size();
   std::vector<Planned> planned = plan_steps(std::move(items), last, carry);
-  if (options_.padding_guard > 0 && options_.noise > 0 &&
-      padding_share(planned) > options_.padding_guard) {
-    plan_quietly_if_less_padded(planned, last, carry, carried_before);
+  if (const double padding = padding_share(planned);
+      options_.padding_guard > 0 && options_.noise > 0 && padding > options_.padding_guard) {
+    plan_quietly_if_less_padded(planned, padding, last, carry, carried_before);
   }
   if (options_.mix_batches) mix_window(planned, window_index);
   return emit_in_chosen_order(planned, window_index, previous_mean, steps);
-}
-
-// Padded slots over all slots of `planned`'s batches (0 when empty).
-double WindowPlanner::padding_share(const std::vector<Planned>& planned) {
-  double total = 0, tokens = 0;
-  for (const Planned& step : planned) {
-    total += slots(step.batches);
-    for (const Batch& b : step.batches)
-      for (const Entry& e : b.entries) tokens += static_cast<double>(e.length);
-  }
-  return total > 0 ? 1.0 - tokens / total : 0.0;
 }
 
 // Steps 1-5 for one window: its whole steps, in no particular order, with what is

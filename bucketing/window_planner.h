@@ -122,8 +122,12 @@ class WindowPlanner {
   void mix_window(std::vector<Planned>& planned, uint64_t window_index) const;
   std::vector<Planned> plan_steps(std::vector<PlanItem> items, bool last,
                                   std::vector<PlanItem>& carry) const;
-  void plan_quietly_if_less_padded(std::vector<Planned>& planned, bool last,
+  void plan_quietly_if_less_padded(std::vector<Planned>& planned, double padding, bool last,
                                    std::vector<PlanItem>& carry, size_t carried_before) const;
+  struct Fill {  // a window's padded slots (count x longest) and the tokens in them
+    double slots = 0, tokens = 0;
+  };
+  static void add_fill(const std::vector<Planned>& steps, Fill& fill);
   static double padding_share(const std::vector<Planned>& planned);
   void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;

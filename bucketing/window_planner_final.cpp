@@ -539,8 +539,8 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
 // its worst step is no less level (or level enough): a few more pairs meet again
 // (4.2% -> 5.1% there), and on a small corpus many more (Python and C sources at
 // 32,768 tokens gave a quieter end of max/mean 1.25 when only padding counted).
-void WindowPlanner::plan_quietly_if_less_padded(std::vector<Planned>& planned, bool last,
-                                                std::vector<PlanItem>& carry,
+void WindowPlanner::plan_quietly_if_less_padded(std::vector<Planned>& planned, double padding,
+                                                bool last, std::vector<PlanItem>& carry,
                                                 size_t carried_before) const {
   // The window's samples are exactly those planned and those carried on; the noisy
   // sort orders them by key, id last, so the order they are gathered in does not matter.
@@ -559,7 +559,7 @@ void WindowPlanner::plan_quietly_if_less_padded(std::vector<Planned>& planned, b
     for (const Planned& step : steps) ratio = std::max(ratio, imbalance(step));
     return ratio;
   };
-  if (padding_share(quieter) >= padding_share(planned) ||
+  if (padding_share(quieter) >= padding ||
       worst(quieter) > std::max(kLevelEnough, worst(planned))) {
     return;
   }
@@ -587,18 +587,28 @@ std::vector<WindowPlanner::Entry> WindowPlanner::set_aside_unreachable(
 // kBorrowPaddingShare.
 double WindowPlanner::padding_room(
     std::initializer_list<const std::vector<Planned>*> step_lists) const {
-  double total_slots = 0, tokens = 0;
-  for (const std::vector<Planned>* steps : step_lists) {
-    for (const Planned& step : *steps) {
-      total_slots += slots(step.batches);
-      for (const Batch& b : step.batches)
-        for (const Entry& e : b.entries) tokens += static_cast<double>(e.length);
-    }
-  }
+  Fill fill;
+  for (const std::vector<Planned>* steps : step_lists) add_fill(*steps, fill);
   // x more padded slots keep the share: (slots + x - tokens) / (slots + x) <= share,
   // that is x <= (tokens - (1 - share) slots) / (1 - share).
   const double keep = 1 - kBorrowPaddingShare;
-  return std::max(0.0, (tokens - keep * total_slots) / keep);
+  return std::max(0.0, (fill.tokens - keep * fill.slots) / keep);
+}
+
+// Adds the slots and tokens of `steps` to `fill`.
+void WindowPlanner::add_fill(const std::vector<Planned>& steps, Fill& fill) {
+  for (const Planned& step : steps) {
+    fill.slots += slots(step.batches);
+    for (const Batch& b : step.batches)
+      for (const Entry& e : b.entries) fill.tokens += static_cast<double>(e.length);
+  }
+}
+
+// Padded slots over all slots of `planned`'s batches (0 when empty).
+double WindowPlanner::padding_share(const std::vector<Planned>& planned) {
+  Fill fill;
+  add_fill(planned, fill);
+  return fill.slots > 0 ? 1.0 - fill.tokens / fill.slots : 0.0;
 }
 
 // A step left far from level, most often a final step with a few light batches or

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include "bucketing/baselines.h"
@@ -282,8 +286,17 @@ std::string plan_report_text(const nlohmann::json& report) {
 }
 
 std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  EVENFEED_CHECK(std::filesystem::exists(path, ec),
+                 "{}: no such file; --lengths takes a text file of one token count per line",
+                 path.string());
+  EVENFEED_CHECK(!std::filesystem::is_directory(path, ec),
+                 "{}: is a directory; --lengths takes a text file of one token count per line "
+                 "(for a dataset directory, give it as `evenfeed plan DIR`)",
+                 path.string());
   std::ifstream in(path);
-  EVENFEED_CHECK(in.good(), "{}: cannot read the lengths file", path.string());
+  EVENFEED_CHECK(in.good(), "{}: cannot open the lengths file: {}", path.string(),
+                 std::strerror(errno));
   std::vector<uint64_t> lengths;
   std::string line;
   for (uint64_t number = 1; std::getline(in, line); ++number) {
@@ -291,8 +304,12 @@ std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {
     if (begin == std::string::npos) continue;
     const size_t end = line.find_last_not_of(" \t\r") + 1;
     int64_t value = 0;
-    auto [ptr, ec] = std::from_chars(line.data() + begin, line.data() + end, value);
-    EVENFEED_CHECK(ec == std::errc() && ptr == line.data() + end,
+    auto [ptr, parsed] = std::from_chars(line.data() + begin, line.data() + end, value);
+    EVENFEED_CHECK(parsed != std::errc::result_out_of_range,
+                   "{}:{}: length '{}' is out of range (at most {} tokens)", path.string(), number,
+                   excerpt(std::string_view(line).substr(begin, end - begin)),
+                   std::numeric_limits<int64_t>::max());
+    EVENFEED_CHECK(parsed == std::errc() && ptr == line.data() + end,
                    "{}:{}: '{}' is not an integer length", path.string(), number,
                    excerpt(std::string_view(line).substr(begin, end - begin)));
     EVENFEED_CHECK(value > 0,
@@ -300,7 +317,9 @@ std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {
                    path.string(), number, value);
     lengths.push_back(static_cast<uint64_t>(value));
   }
-  EVENFEED_CHECK(!lengths.empty(), "{}: no lengths found", path.string());
+  EVENFEED_CHECK(!in.bad(), "{}: read error: {}", path.string(), std::strerror(errno));
+  EVENFEED_CHECK(!lengths.empty(), "{}: no lengths found; expected one token count per line",
+                 path.string());
   return lengths;
 }
 

@@ -379,6 +379,21 @@ TEST(PlanCli, BadInputIsOneClearLine) {
                         " --world-size 0 --tokens-per-rank 9")
                 .exit_code,
             2);
+  // The lengths file itself: missing, a directory, a number too large, nothing in it.
+  // Each is one line naming the file and what --lengths expects.
+  testing::write_text(tmp / "huge.txt", "5\n99999999999999999999999\n");
+  testing::write_text(tmp / "blank.txt", "\n  \n");
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {(tmp / "missing.txt").string(), "missing.txt: no such file; --lengths takes"},
+      {tmp.path().string(), ": is a directory; --lengths takes"},
+      {(tmp / "huge.txt").string(), "huge.txt:2: length '99999999999999999999999' is out of range"},
+      {(tmp / "blank.txt").string(), "blank.txt: no lengths found; expected one token count"}};
+  for (const auto& [file, message] : files) {
+    auto bad = run_command(kBin + " plan --lengths " + file + " --tokens-per-rank 100");
+    EXPECT_EQ(bad.exit_code, 1) << file;
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  }
   auto none = run_command(kBin + " plan --tokens-per-rank 9");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("exactly one of DIR"), std::string::npos) << none.err;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <unordered_map>
 
 #include "core/error.h"
 
@@ -44,11 +45,30 @@ class PlaceTree {
   std::vector<int64_t> tree_;
 };
 
+// How many samples of each group (previous-epoch batch) each batch holds so far.
+class GroupCounts {
+ public:
+  void add(uint32_t batch, uint32_t group) {
+    if (group != DealSteer::kNoGroup) ++counts_[key(batch, group)];
+  }
+  uint32_t count(uint32_t batch, uint32_t group) const {
+    const auto it = counts_.find(key(batch, group));
+    return it == counts_.end() ? 0 : it->second;
+  }
+
+ private:
+  static uint64_t key(uint32_t batch, uint32_t group) {
+    return static_cast<uint64_t>(batch) << 32 | group;
+  }
+  std::unordered_map<uint64_t, uint32_t> counts_;
+};
+
 }  // namespace
 
 std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
                                      const std::vector<uint64_t>& longest,
-                                     const std::vector<uint64_t>& places, CounterRng& rng) {
+                                     const std::vector<uint64_t>& places, CounterRng& rng,
+                                     const DealSteer* steer) {
   std::vector<uint32_t> batch_order(longest.size());
   std::iota(batch_order.begin(), batch_order.end(), 0u);
   std::stable_sort(batch_order.begin(), batch_order.end(),
@@ -74,6 +94,10 @@ std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
   for (size_t k = 1; k < starts.size(); ++k) starts[k] += starts[k - 1];
   std::vector<uint32_t> sample_order(pool.size());
   for (uint32_t s = 0; s < pool.size(); ++s) sample_order[starts[fitting[s]]++] = s;
+  GroupCounts met;
+  if (steer != nullptr) {
+    for (uint32_t b = 0; b < longest.size(); ++b) met.add(b, steer->batch_group[b]);
+  }
   std::vector<uint32_t> dealt(pool.size());
   for (uint32_t s : sample_order) {
     const uint64_t free = tree.prefix(fitting[s]);
@@ -81,9 +105,22 @@ std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
                    "no place left for a sample of length {} when dealing a window's "
                    "batches; the places do not hold their pool",
                    pool[s]);
-    const size_t k = tree.find(rng.below(free));
+    const uint32_t group = steer != nullptr ? steer->pool_group[s] : DealSteer::kNoGroup;
+    size_t k = tree.find(rng.below(free));
+    if (group != DealSteer::kNoGroup) {
+      uint32_t fewest = met.count(batch_order[k], group);
+      for (uint32_t draw = 1; draw < steer->draws && fewest > 0; ++draw) {
+        const size_t other = tree.find(rng.below(free));
+        const uint32_t there = met.count(batch_order[other], group);
+        if (there < fewest) {
+          fewest = there;
+          k = other;
+        }
+      }
+    }
     tree.add(k, -1);
     dealt[s] = batch_order[k];
+    if (steer != nullptr) met.add(dealt[s], group);
   }
   return dealt;
 }

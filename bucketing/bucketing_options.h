@@ -89,6 +89,11 @@ struct BucketingOptions {
   // unchanged, but batch mates are no longer just neighbours in length, who on a small
   // corpus meet again every epoch. false keeps each batch a run of like lengths.
   bool mix_batches = true;
+  // Steer each epoch's deal away from the previous epoch's batch mates (epoch_mates.h):
+  // on small corpora the long samples fit few batches and would meet again. Needs the
+  // previous epoch's plan, so the planner's caller passes it (EpochMatesChain); up to
+  // kMostSamplesRemembered samples. Batch costs, padding and balance are unchanged.
+  bool fresh_mates = true;
   OversizePolicy oversize = OversizePolicy::kError;
   OrderOptions order;
 };

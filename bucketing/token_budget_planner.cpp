@@ -201,8 +201,9 @@ BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions
 }
 
 TokenBudgetPlanner::TokenBudgetPlanner(const LengthSource& lengths, const BucketingOptions& options,
-                                       uint32_t world_size, const PlanState& state)
-    : lengths_(lengths), seed_(state.seed), epoch_(state.epoch) {
+                                       uint32_t world_size, const PlanState& state,
+                                       std::shared_ptr<const EpochMates> previous)
+    : lengths_(lengths), seed_(state.seed), epoch_(state.epoch), previous_(std::move(previous)) {
   check_world(world_size, lengths.size());
   EVENFEED_CHECK(options.tokens_per_rank > 0, "tokens per rank must be at least 1");
   EVENFEED_CHECK(
@@ -253,7 +254,7 @@ void TokenBudgetPlanner::switch_world_size(uint32_t world_size) {
   }
   pending_.clear();
   world_size_ = world_size;
-  planner_ = std::make_unique<WindowPlanner>(options_, world_size, seed_, epoch_);
+  planner_ = std::make_unique<WindowPlanner>(options_, world_size, seed_, epoch_, previous_.get());
 }
 
 bool TokenBudgetPlanner::refill() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bucketing/bucketing_options.h"
+#include "bucketing/epoch_mates.h"
 #include "bucketing/length_source.h"
 #include "bucketing/window_planner.h"
 #include "sampler/global_order.h"
@@ -80,8 +81,11 @@ class TokenBudgetPlanner : public StepPlanner {
   // Throws Error for a world size of 0, an empty dataset, a zero length, a sample
   // longer than the budget (unless options.oversize is kTruncate) or a state that does
   // not fit this epoch.
+  // `previous`: the previous epoch's batches, which the deal steers away from
+  // (EpochMatesChain::previous with the world size this epoch started at; null: none).
   TokenBudgetPlanner(const LengthSource& lengths, const BucketingOptions& options,
-                     uint32_t world_size, const PlanState& state);
+                     uint32_t world_size, const PlanState& state,
+                     std::shared_ptr<const EpochMates> previous = nullptr);
 
   bool next(PlanStep& step) override;
 
@@ -102,6 +106,7 @@ class TokenBudgetPlanner : public StepPlanner {
   std::deque<StepBatches> pending_;
   uint32_t world_size_ = 0;
   std::unique_ptr<WindowPlanner> planner_;
+  std::shared_ptr<const EpochMates> previous_;
   uint64_t step_ = 0;
   double last_mean_ = -1;
 };

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "bucketing/batch_dealing.h"
+#include "bucketing/epoch_mates.h"
 #include "bucketing/window_planner_parts.h"
 #include "core/philox.h"
 
@@ -17,14 +18,15 @@ static constexpr double kMaxNoise = 8.0;
 static constexpr int kOrderTries = 32;
 
 WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_size, uint64_t seed,
-                             uint32_t epoch)
+                             uint32_t epoch, const EpochMates* previous)
     : options_(options),
       world_size_(world_size),
       seed_(seed),
       epoch_(epoch),
       budget_(options.cost.budget(options.tokens_per_rank)),
       cap_(options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap),
-      token_bound_(options.max_batch_tokens) {}
+      token_bound_(options.max_batch_tokens),
+      previous_(previous) {}
 
 // The most samples of `length` tokens one batch may hold: within the cost budget, the
 // token bound (max_batch_tokens) and the sample cap; at least one.
@@ -322,7 +324,16 @@ void WindowPlanner::mix_window(std::vector<Planned>& planned, uint64_t window_in
   pool_lengths.reserve(pool.size());
   for (const Entry& e : pool) pool_lengths.push_back(e.length);
   CounterRng rng(seed_, RngStream::kBatchDeal, epoch_, window_index);
-  const std::vector<uint32_t> dealt = deal_to_places(pool_lengths, longest, places, rng);
+  // Each sample's and each kept sample's batch last epoch, to steer away from.
+  std::vector<uint32_t> pool_group, batch_group;
+  if (previous_ != nullptr) {
+    pool_group.reserve(pool.size());
+    for (const Entry& e : pool) pool_group.push_back(previous_->batch_of(e.id));
+    for (const Batch* b : batches) batch_group.push_back(previous_->batch_of(b->entries[0].id));
+  }
+  const DealSteer steer{.pool_group = pool_group, .batch_group = batch_group};
+  const std::vector<uint32_t> dealt =
+      deal_to_places(pool_lengths, longest, places, rng, previous_ ? &steer : nullptr);
   for (size_t k = 0; k < pool.size(); ++k) batches[dealt[k]]->entries.push_back(pool[k]);
   for (Planned& step : planned) count_samples(step);
 }

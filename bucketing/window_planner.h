@@ -50,7 +50,8 @@
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly
-//    the same ones every epoch.
+//    the same ones every epoch. Given the previous epoch's batches (epoch_mates.h), each
+//    sample takes, of a few places drawn, one beside the fewest of its former mates.
 // 7. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
 // Steps 1-3, 6 and 7 live in window_planner.cpp, steps 4 and 5 and the padding guard in
@@ -68,6 +69,7 @@
 namespace evenfeed {
 
 struct FluidRuns;
+class EpochMates;
 
 struct PlanItem {
   uint64_t id = 0;
@@ -78,8 +80,10 @@ using StepBatches = std::vector<RankBatch>;  // one batch per rank
 
 class WindowPlanner {
  public:
-  WindowPlanner(const BucketingOptions& options, uint32_t world_size, uint64_t seed,
-                uint32_t epoch);
+  // `previous`: the previous epoch's batches, which step 6 steers away from (null:
+  // none); must outlive the planner.
+  WindowPlanner(const BucketingOptions& options, uint32_t world_size, uint64_t seed, uint32_t epoch,
+                const EpochMates* previous = nullptr);
 
   // Plans `items` (the carry of the previous window followed by this window's new
   // samples). Appends whole steps to `steps`; items left for the next window go to
@@ -178,6 +182,7 @@ class WindowPlanner {
   double budget_;
   uint64_t cap_;
   uint64_t token_bound_;  // 0: none
+  const EpochMates* previous_;
 };
 
 }  // namespace evenfeed

@@ -17,7 +17,8 @@ void add_plan(CLI::App& app, Runner& run) {
   static std::string dir, lengths_file, cost = "linear", order = "keyed", oversize = "error";
   static uint64_t synthetic = 0, tokens_per_rank = 0, batch_size = 0, resume_at = 0;
   static uint32_t resume_world = 0;
-  static bool json = false, no_baselines = false, drop_last = false, no_mix = false;
+  static bool json = false, no_baselines = false, drop_last = false, no_mix = false,
+              no_fresh_mates = false;
   static std::string dump;
   static PlanRequest r;
   cmd->add_option("DIR", dir, "Dataset directory (lengths from its index)");
@@ -90,6 +91,9 @@ void add_plan(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-mix", no_mix,
                 "Keep each batch a run of like lengths (by default a window's samples are "
                 "dealt among its batches at random, each keeping its count and longest)");
+  cmd->add_flag("--no-fresh-mates", no_fresh_mates,
+                "Deal each epoch without regard to the previous epoch's batch mates (by "
+                "default the deal steers samples away from them, up to 4,194,304 samples)");
   cmd->add_flag("--drop-last", drop_last,
                 "Plain sampler: drop the last partial global batch instead of padding it");
   cmd->add_flag("--no-baselines", no_baselines, "Plan only ours");
@@ -116,6 +120,7 @@ void add_plan(CLI::App& app, Runner& run) {
       r.sampler_options.batch_size = batch_size > 0 ? batch_size : 1;
       r.sampler_options.drop_last = drop_last;
       r.bucketing_options.mix_batches = !no_mix;
+      r.bucketing_options.fresh_mates = !no_fresh_mates;
       r.baseline_batch_size = r.bucketing ? batch_size : 0;
       r.baselines = !no_baselines;
       r.dump = dump;

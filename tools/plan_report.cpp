@@ -60,7 +60,7 @@ class DumpWriter {
 // Serves `limit` steps (or all) from `planner` into metrics and the dump; returns the
 // number served and adds the time spent planning to `seconds`.
 uint64_t drain(StepPlanner& planner, PlanMetrics& metrics, DumpWriter* dump, double& seconds,
-               uint64_t limit = UINT64_MAX) {
+               uint64_t limit = UINT64_MAX, EpochMates* mates = nullptr) {
   PlanStep step;
   uint64_t served = 0;
   while (served < limit) {
@@ -70,15 +70,21 @@ uint64_t drain(StepPlanner& planner, PlanMetrics& metrics, DumpWriter* dump, dou
     if (!more) break;
     metrics.add(step);
     if (dump != nullptr) dump->write(step);
+    if (mates != nullptr) mates->add(step);
     ++served;
   }
   return served;
 }
 
 std::unique_ptr<StepPlanner> make_ours(const LengthSource& lengths, const PlanRequest& r,
-                                       uint32_t world_size, const PlanState& state) {
-  if (r.bucketing)
-    return std::make_unique<TokenBudgetPlanner>(lengths, r.bucketing_options, world_size, state);
+                                       uint32_t world_size, const PlanState& state,
+                                       EpochMatesChain& chain) {
+  if (r.bucketing) {
+    // The previous epoch at the world size this epoch starts at.
+    const uint32_t start = state.served.empty() ? world_size : state.served.front().world_size;
+    return std::make_unique<TokenBudgetPlanner>(lengths, r.bucketing_options, world_size, state,
+                                                chain.previous(state.epoch, start));
+  }
   return std::make_unique<DistributedSampler>(lengths.size(), world_size, r.sampler_options, state);
 }
 
@@ -97,20 +103,27 @@ nlohmann::json plan_ours(const LengthSource& lengths, const LengthSource& measur
   PlanMetrics metrics(measured, r.bucketing_options.cost.a);
   DumpWriter dump(r.dump);
   double seconds = 0;
+  // Each epoch served whole at one world size is handed to the chain, so the next
+  // epoch's deal needs no replanning of it.
+  EpochMatesChain chain(lengths, r.bucketing_options, r.seed);
   for (uint32_t epoch = 0; epoch < r.epochs; ++epoch) {
     metrics.begin_epoch();
     PlanState state{r.seed, epoch, {}};
     uint32_t world = r.resume_world_size && epoch > 0 ? *r.resume_world_size : r.world_size;
+    auto mates =
+        r.bucketing && chain.active() ? std::make_shared<EpochMates>(lengths.size()) : nullptr;
     if (epoch == 0 && r.resume_at_step) {
-      auto before = make_ours(lengths, r, r.world_size, state);
+      auto before = make_ours(lengths, r, r.world_size, state, chain);
       const uint64_t served = drain(*before, metrics, &dump, seconds, *r.resume_at_step);
       EVENFEED_CHECK(served == *r.resume_at_step, "--resume-at-step {}: epoch 0 has only {} steps",
                      *r.resume_at_step, served);
       state.advance(r.world_size, served);  // what a checkpoint at step K would hold
       world = r.resume_world_size.value_or(r.world_size);
+      mates = nullptr;  // served at two world sizes: the chain plans its own link
     }
-    auto planner = make_ours(lengths, r, world, state);
-    drain(*planner, metrics, &dump, seconds);
+    auto planner = make_ours(lengths, r, world, state, chain);
+    drain(*planner, metrics, &dump, seconds, UINT64_MAX, mates.get());
+    if (mates) chain.remember(epoch, world, std::move(mates));
     metrics.end_epoch();
   }
   nlohmann::json j = metrics.report();
@@ -174,6 +187,9 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"truncated", measured_truncation(r) != UINT64_MAX}};
   if (r.bucketing) {
     report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
+    // Whether each epoch's deal steered away from the previous epoch's batch mates.
+    report["config"]["fresh_mates"] =
+        EpochMatesChain(lengths, r.bucketing_options, r.seed).active();
     report["config"]["padding_guard"] = r.bucketing_options.padding_guard;
   }
   if (r.resume_at_step) {

@@ -29,15 +29,16 @@ EpochMatesChain::EpochMatesChain(const LengthSource& lengths, const BucketingOpt
 std::shared_ptr<const EpochMates> EpochMatesChain::previous(uint32_t epoch, uint32_t world_size) {
   if (epoch == 0 || !active_) return nullptr;
   const uint32_t wanted = epoch - 1;
-  const bool linked = latest_ != nullptr && latest_world_size_ == world_size;
-  if (linked && latest_epoch_ == wanted) return latest_;
-  // From the latest link when it leads here, else from epoch 0.
-  uint32_t next = 0;
-  std::shared_ptr<const EpochMates> before;
-  if (linked && latest_epoch_ < wanted) {
-    next = latest_epoch_ + 1;
-    before = latest_;
+  // The kept link nearest below (or at) the wanted one, at this world size.
+  const Link* from = nullptr;
+  for (const Link& link : links_) {
+    if (link.world_size == world_size && link.epoch <= wanted &&
+        (from == nullptr || link.epoch > from->epoch))
+      from = &link;
   }
+  if (from != nullptr && from->epoch == wanted) return from->mates;
+  uint32_t next = from != nullptr ? from->epoch + 1 : 0;
+  std::shared_ptr<const EpochMates> before = from != nullptr ? from->mates : nullptr;
   for (; next <= wanted; ++next) {
     TokenBudgetPlanner planner(lengths_, options_, world_size, PlanState{seed_, next, {}}, before);
     auto mates = std::make_shared<EpochMates>(lengths_.size());
@@ -46,14 +47,16 @@ std::shared_ptr<const EpochMates> EpochMatesChain::previous(uint32_t epoch, uint
     before = std::move(mates);
   }
   remember(wanted, world_size, before);
-  return latest_;
+  return before;
 }
 
 void EpochMatesChain::remember(uint32_t epoch, uint32_t world_size,
                                std::shared_ptr<const EpochMates> mates) {
-  latest_ = std::move(mates);
-  latest_epoch_ = epoch;
-  latest_world_size_ = world_size;
+  std::erase_if(links_, [&](const Link& link) {
+    return link.epoch == epoch && link.world_size == world_size;
+  });
+  if (links_.size() == kLinksKept) links_.erase(links_.begin());
+  links_.push_back({epoch, world_size, std::move(mates)});
 }
 
 }  // namespace evenfeed

@@ -9,10 +9,10 @@
 // cost, the padding and the balance exactly as before.
 //
 // Knowing the previous epoch's batches means planning it, with its own previous epoch:
-// a chain back to epoch 0. EpochMatesChain keeps the latest link, so a run that plans
-// its epochs in order plans each once more at most (none when the caller hands the
-// served plan back with remember()), and a run resumed at epoch e plans epochs 0..e-1
-// once. Every link is planned at one world size, the one the epoch being planned starts
+// a chain back to epoch 0. EpochMatesChain keeps the latest two links, so a run that
+// plans its epochs in order plans each once more at most (none when the caller hands
+// the served plan back with remember()), and a run resumed at epoch e plans epochs
+// 0..e-1 once. Every link is planned at one world size, the one the epoch being planned starts
 // at, so the reference is a pure function of the lengths, the options, the seed, the
 // epoch and that world size, whatever sizes earlier runs had: a resumed run deals
 // exactly as the uninterrupted one.
@@ -61,18 +61,23 @@ class EpochMatesChain {
   // Epoch `epoch - 1`'s batches as planned at `world_size`; null for epoch 0 or when not
   // active. Plans the links it lacks (see above).
   std::shared_ptr<const EpochMates> previous(uint32_t epoch, uint32_t world_size);
-  // Takes `epoch`'s batches from a caller that served it whole at `world_size`, planned
-  // with previous(epoch, world_size): the next epoch needs no replanning.
+  // Takes `epoch`'s batches from a caller that planned it whole at `world_size`, with
+  // previous(epoch, world_size): the next epoch needs no replanning.
   void remember(uint32_t epoch, uint32_t world_size, std::shared_ptr<const EpochMates> mates);
 
  private:
+  struct Link {
+    uint32_t epoch;
+    uint32_t world_size;
+    std::shared_ptr<const EpochMates> mates;
+  };
+  static constexpr size_t kLinksKept = 2;
+
   const LengthSource& lengths_;
   BucketingOptions options_;
   uint64_t seed_;
   bool active_;
-  std::shared_ptr<const EpochMates> latest_;  // epoch latest_epoch_ at latest_world_size_
-  uint32_t latest_epoch_ = 0;
-  uint32_t latest_world_size_ = 0;
+  std::vector<Link> links_;  // the latest last
 };
 
 }  // namespace evenfeed

@@ -66,8 +66,13 @@ class PlanFactory {
   }
 
   std::unique_ptr<StepPlanner> make(uint32_t world, const PlanState& state) const {
-    if (options_.tokens_per_rank > 0)
-      return std::make_unique<TokenBudgetPlanner>(lengths_, bucketing_, world, state);
+    if (options_.tokens_per_rank > 0) {
+      // The deal steers away from the previous epoch's batch mates, as planned at the
+      // world size this epoch started at (EpochMatesChain).
+      const uint32_t start = state.served.empty() ? world : state.served.front().world_size;
+      return std::make_unique<TokenBudgetPlanner>(lengths_, bucketing_, world, state,
+                                                  chain(state.seed).previous(state.epoch, start));
+    }
     SamplerOptions s;
     s.batch_size = options_.batch_size;
     return std::make_unique<DistributedSampler>(dataset_.size(), world, s, state);
@@ -93,19 +98,36 @@ class PlanFactory {
     }
     return j;
   }
+  // Counting a whole epoch plans it: its batches become the chain's next link.
   uint64_t count_steps(uint32_t world, const PlanState& state) const {
     auto planner = make(world, state);
+    const bool whole =
+        options_.tokens_per_rank > 0 && state.served.empty() && chain(state.seed).active();
+    auto mates = whole ? std::make_shared<EpochMates>(lengths_.size()) : nullptr;
     PlanStep step;
     uint64_t n = 0;
-    while (planner->next(step)) ++n;
+    for (; planner->next(step); ++n) {
+      if (mates) mates->add(step);
+    }
+    if (mates) chain(state.seed).remember(state.epoch, world, std::move(mates));
     return n;
   }
 
  private:
+  EpochMatesChain& chain(uint64_t seed) const {
+    if (!chain_ || chain_seed_ != seed) {
+      chain_.emplace(lengths_, bucketing_, seed);
+      chain_seed_ = seed;
+    }
+    return *chain_;
+  }
+
   const Dataset& dataset_;
   const TrainOptions& options_;
   SpanLengths lengths_;
   BucketingOptions bucketing_;
+  mutable std::optional<EpochMatesChain> chain_;  // made on first use, per seed
+  mutable uint64_t chain_seed_ = 0;
 };
 
 int count_classes(const Dataset& dataset) {

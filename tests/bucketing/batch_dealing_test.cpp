@@ -65,6 +65,60 @@ TEST(DealToPlaces, RunsOfLikeLengthsAreScatteredAndTheDealIsReproducible) {
   EXPECT_LT(together / pairs, 0.10);
 }
 
+// Last epoch's batches ("groups") of 10 samples each, dealt to 40 batches of 10
+// places: at random, about 60 pairs meet again per deal; steered, a sample takes a
+// batch without its group whenever one of its draws finds one, and only the long
+// samples, which fit 4 batches, meet again, as few as their places allow.
+TEST(DealToPlaces, SteeredDealKeepsLastEpochsMatesApart) {
+  std::vector<uint64_t> pool, longest, places;
+  std::vector<uint32_t> group, kept_group;
+  for (uint32_t b = 0; b < 40; ++b) {
+    longest.push_back(b < 4 ? 1000 : 100);  // four batches of long samples
+    places.push_back(10);
+    kept_group.push_back(DealSteer::kNoGroup);
+  }
+  for (uint32_t k = 0; k < 400; ++k) {
+    pool.push_back(k < 20 ? 500 + k : 50);  // 20 long samples, in groups 0 and 1
+    group.push_back(k / 10);
+  }
+  auto met_again = [&](const std::vector<uint32_t>& dealt) {
+    int pairs = 0;
+    for (size_t i = 0; i < pool.size(); ++i) {
+      for (size_t j = i + 1; j < pool.size(); ++j)
+        pairs += group[i] == group[j] && dealt[i] == dealt[j];
+    }
+    return pairs;
+  };
+  int plain = 0, steered = 0;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    CounterRng rng(seed, RngStream::kBatchDeal, 0, 0), again(seed, RngStream::kBatchDeal, 0, 0);
+    const DealSteer steer{.pool_group = group, .batch_group = kept_group};
+    const std::vector<uint32_t> dealt = deal_to_places(pool, longest, places, rng, &steer);
+    expect_valid_deal(dealt, pool, longest, places);
+    EXPECT_EQ(dealt, deal_to_places(pool, longest, places, again, &steer));
+    steered += met_again(dealt);
+    CounterRng plain_rng(seed, RngStream::kBatchDeal, 0, 0);
+    plain += met_again(deal_to_places(pool, longest, places, plain_rng));
+  }
+  // Each group of 10 long samples shares the 4 long batches: 3 + 3 + 2 + 2 at best, 8
+  // pairs, 16 per deal; the 38 groups of short samples can all be kept apart.
+  EXPECT_GT(plain, 10 * 40);
+  EXPECT_GE(steered, 10 * 16);
+  EXPECT_LE(steered, 10 * (16 + 2));
+}
+
+// A batch's kept sample counts as met too: steered, no sample of its group joins it
+// while another batch has room.
+TEST(DealToPlaces, SteeredDealCountsTheKeptSample) {
+  const std::vector<uint64_t> pool = {5, 5}, longest = {9, 9}, places = {1, 1};
+  const std::vector<uint32_t> group = {7, DealSteer::kNoGroup}, kept = {7, 3};
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    CounterRng rng(seed, RngStream::kBatchDeal, 0, 0);
+    const DealSteer steer{.pool_group = group, .batch_group = kept};
+    EXPECT_EQ(deal_to_places(pool, longest, places, rng, &steer)[0], 1u);
+  }
+}
+
 TEST(DealToPlaces, EmptyPoolAndBatchesWithoutPlaces) {
   CounterRng rng(1, RngStream::kBatchDeal, 0, 0);
   EXPECT_TRUE(deal_to_places({}, {5, 7}, {0, 0}, rng).empty());

@@ -289,6 +289,17 @@ TEST(PlanCli, DealtBatchesAreReportedAndCanBeTurnedOff) {
   EXPECT_EQ(dealt["evenfeed"]["steps_per_epoch"], runs["evenfeed"]["steps_per_epoch"]);
   EXPECT_LT(dealt["evenfeed"]["repeated_pair_share"].get<double>(),
             runs["evenfeed"]["repeated_pair_share"].get<double>());
+  // Steered away from last epoch's mates by default; --no-fresh-mates deals at random.
+  const auto random = nlohmann::json::parse(run_command(plan + " --no-fresh-mates").out);
+  EXPECT_TRUE(dealt["config"]["fresh_mates"].get<bool>());
+  EXPECT_FALSE(random["config"]["fresh_mates"].get<bool>());
+  EXPECT_FALSE(runs["config"]["fresh_mates"].get<bool>());  // nothing dealt, nothing steered
+  EXPECT_NEAR(dealt["evenfeed"]["padding_waste"].get<double>(),
+              random["evenfeed"]["padding_waste"].get<double>(), 1e-12);
+  EXPECT_NEAR(dealt["evenfeed"]["imbalance_linear"]["max"].get<double>(),
+              random["evenfeed"]["imbalance_linear"]["max"].get<double>(), 1e-12);
+  EXPECT_LT(dealt["evenfeed"]["repeated_pair_share"].get<double>(),
+            random["evenfeed"]["repeated_pair_share"].get<double>());
   const std::string report = kBin + " plan --lengths " + (tmp / "lengths.txt").string() +
                              " --world-size 4 --tokens-per-rank 4096 --no-baselines";
   EXPECT_EQ(run_command(report).out.find("runs of like lengths"), std::string::npos);

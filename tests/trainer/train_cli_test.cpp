@@ -197,6 +197,24 @@ TEST_F(TrainCli, ResumeOfATokenPlanFromAnotherPlannerRevisionIsRefused) {
   EXPECT_EQ(first["samples"].get<uint64_t>() + resumed["samples"].get<uint64_t>(), 600u);
 }
 
+// Each epoch of a token plan is dealt away from the previous epoch's batch mates, so a
+// run resumed in epoch 2 must plan epochs 0 and 1 again to deal the rest of epoch 2 as
+// the uninterrupted run did (EpochMatesChain): it ends with the same weights.
+TEST_F(TrainCli, ResumeOfATokenPlanInALaterEpochEndsBitForBitEqual) {
+  const std::string ck = (scratch_ / "ckm").string();
+  const std::string flags = " --model tokens --tokens-per-rank 512 --oversize truncate --epochs 3 ";
+  auto full = train(1, flags, "m_full.bin", "tok");
+  const uint64_t per_epoch = full["steps"].get<uint64_t>() / 3;
+  ASSERT_GT(per_epoch, 4u);
+  auto stopped = train(
+      1, flags + "--stop-at-step " + std::to_string(2 * per_epoch + 2) + " --checkpoint-dir " + ck,
+      "m_stopped.bin", "tok");
+  EXPECT_TRUE(stopped["stopped_early"]);
+  auto resumed = train(1, flags + "--resume --checkpoint-dir " + ck, "m_resumed.bin", "tok");
+  EXPECT_EQ(resumed["steps"], full["steps"]);
+  EXPECT_EQ(weights("m_full.bin"), weights("m_resumed.bin"));
+}
+
 // Token budgets in the trainer: with samples longer than the budget cut to it, every
 // sample once per epoch across two ranks and no batch over --max-batch-size; without
 // --oversize truncate such a sample is one clear error that names the flag.

@@ -156,6 +156,21 @@ void expect_exactly_once(std::vector<uint64_t> seen, uint64_t n) {
   ASSERT_EQ(seen, all);
 }
 
+// Each step as its ranks' (count, longest), sorted; the steps sorted too: what every
+// step costs, whatever its samples and its place in the epoch.
+using Shape = std::vector<std::pair<size_t, uint64_t>>;
+void add_shape(const PlanStep& step, const std::vector<uint64_t>& lengths,
+               std::vector<Shape>& shapes) {
+  Shape shape;
+  for (const RankBatch& b : step.ranks) {
+    uint64_t longest = 0;
+    for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
+    shape.emplace_back(b.samples.size(), longest);
+  }
+  std::sort(shape.begin(), shape.end());
+  shapes.push_back(shape);
+}
+
 TEST(TokenBudgetPlanner, EverySampleExactlyOnceForManyShapes) {
   for (uint64_t n : {1, 2, 3, 7, 13, 97, 1000, 4099}) {
     for (uint32_t world : {1u, 2u, 3u, 8u, 64u}) {
@@ -598,8 +613,6 @@ TEST(TokenBudgetPlanner, DealingKeepsEveryStepsCostsButScattersBatchMates) {
   mixed.padding_guard = 0;          // ... with the noise as set: the deal alone differs
   BucketingOptions runs = mixed;
   runs.mix_batches = false;
-  // Each step as its ranks' (count, longest), sorted; the steps sorted too.
-  using Shape = std::vector<std::pair<size_t, uint64_t>>;
   auto plan = [&](const BucketingOptions& o, PlanMetrics& metrics) {
     std::vector<Shape> shapes;
     for (uint32_t epoch = 0; epoch < 2; ++epoch) {
@@ -608,14 +621,7 @@ TEST(TokenBudgetPlanner, DealingKeepsEveryStepsCostsButScattersBatchMates) {
       PlanStep step;
       while (planner.next(step)) {
         metrics.add(step);
-        Shape shape;
-        for (const RankBatch& b : step.ranks) {
-          uint64_t longest = 0;
-          for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
-          shape.emplace_back(b.samples.size(), longest);
-        }
-        std::sort(shape.begin(), shape.end());
-        shapes.push_back(shape);
+        add_shape(step, lengths, shapes);
       }
       metrics.end_epoch();
     }
@@ -888,27 +894,6 @@ TEST(TokenBudgetPlanner, AWindowPaddingPastTheGuardIsPlannedWithHalfTheNoise) {
   EXPECT_LT(plan(smooth_source, unguarded).padding, guarded.padding_guard);
   EXPECT_EQ(all_batches(TokenBudgetPlanner(smooth_source, guarded, 8, {1, 0, {}})),
             all_batches(TokenBudgetPlanner(smooth_source, unguarded, 8, {1, 0, {}})));
-}
-
-}  // namespace
-}  // namespace evenfeed
-
-namespace evenfeed {
-namespace {
-
-// Each step as its ranks' (count, longest), sorted; the steps sorted too: what every
-// step costs, whatever its samples and its place in the epoch.
-using Shape = std::vector<std::pair<size_t, uint64_t>>;
-void add_shape(const PlanStep& step, const std::vector<uint64_t>& lengths,
-               std::vector<Shape>& shapes) {
-  Shape shape;
-  for (const RankBatch& b : step.ranks) {
-    uint64_t longest = 0;
-    for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
-    shape.emplace_back(b.samples.size(), longest);
-  }
-  std::sort(shape.begin(), shape.end());
-  shapes.push_back(shape);
 }
 
 // Steering the deal away from last epoch's batch mates (epoch_mates.h): on a small

@@ -63,6 +63,24 @@ class GroupCounts {
   std::unordered_map<uint64_t, uint32_t> counts_;
 };
 
+// Of `first` and up to draws - 1 more places drawn among the first `free`, the first
+// whose batch holds none of the sample's group (met_there == 0), else the one holding
+// fewest (the earliest of those): its position in the tree's batch order.
+template <typename MetThere>
+size_t steered_place(const PlaceTree& tree, uint64_t free, size_t first, uint32_t draws,
+                     MetThere met_there, CounterRng& rng) {
+  size_t best = first;
+  uint32_t fewest = met_there(first);
+  for (uint32_t draw = 1; draw < draws && fewest > 0; ++draw) {
+    const size_t other = tree.find(rng.below(free));
+    if (const uint32_t there = met_there(other); there < fewest) {
+      fewest = there;
+      best = other;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
@@ -108,15 +126,10 @@ std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
     const uint32_t group = steer != nullptr ? steer->pool_group[s] : DealSteer::kNoGroup;
     size_t k = tree.find(rng.below(free));
     if (group != DealSteer::kNoGroup) {
-      uint32_t fewest = met.count(batch_order[k], group);
-      for (uint32_t draw = 1; draw < steer->draws && fewest > 0; ++draw) {
-        const size_t other = tree.find(rng.below(free));
-        const uint32_t there = met.count(batch_order[other], group);
-        if (there < fewest) {
-          fewest = there;
-          k = other;
-        }
-      }
+      auto met_there = [&](size_t place_batch) {
+        return met.count(batch_order[place_batch], group);
+      };
+      k = steered_place(tree, free, k, steer->draws, met_there, rng);
     }
     tree.add(k, -1);
     dealt[s] = batch_order[k];

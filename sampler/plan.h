@@ -43,6 +43,11 @@ struct PlanState {
   std::vector<Segment> served;
 
   uint64_t steps_served() const;
+  // The world size the epoch started at: the first segment's, or `now` when none was
+  // served yet.
+  uint32_t world_size_at_start(uint32_t now) const {
+    return served.empty() ? now : served.front().world_size;
+  }
   // Records that `steps` more steps were served at `world_size`.
   void advance(uint32_t world_size, uint64_t steps);
   std::string to_json() const;

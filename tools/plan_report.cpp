@@ -81,9 +81,9 @@ std::unique_ptr<StepPlanner> make_ours(const LengthSource& lengths, const PlanRe
                                        EpochMatesChain& chain) {
   if (r.bucketing) {
     // The previous epoch at the world size this epoch starts at.
-    const uint32_t start = state.served.empty() ? world_size : state.served.front().world_size;
-    return std::make_unique<TokenBudgetPlanner>(lengths, r.bucketing_options, world_size, state,
-                                                chain.previous(state.epoch, start));
+    return std::make_unique<TokenBudgetPlanner>(
+        lengths, r.bucketing_options, world_size, state,
+        chain.previous(state.epoch, state.world_size_at_start(world_size)));
   }
   return std::make_unique<DistributedSampler>(lengths.size(), world_size, r.sampler_options, state);
 }

@@ -69,9 +69,9 @@ class PlanFactory {
     if (options_.tokens_per_rank > 0) {
       // The deal steers away from the previous epoch's batch mates, as planned at the
       // world size this epoch started at (EpochMatesChain).
-      const uint32_t start = state.served.empty() ? world : state.served.front().world_size;
-      return std::make_unique<TokenBudgetPlanner>(lengths_, bucketing_, world, state,
-                                                  chain(state.seed).previous(state.epoch, start));
+      return std::make_unique<TokenBudgetPlanner>(
+          lengths_, bucketing_, world, state,
+          chain(state.seed).previous(state.epoch, state.world_size_at_start(world)));
     }
     SamplerOptions s;
     s.batch_size = options_.batch_size;

@@ -48,6 +48,7 @@ class PlaceTree {
 // How many samples of each group (previous-epoch batch) each batch holds so far.
 class GroupCounts {
  public:
+  explicit GroupCounts(size_t expected) { counts_.reserve(expected); }
   void add(uint32_t batch, uint32_t group) {
     if (group != DealSteer::kNoGroup) ++counts_[key(batch, group)];
   }
@@ -112,7 +113,7 @@ std::vector<uint32_t> deal_to_places(const std::vector<uint64_t>& pool,
   for (size_t k = 1; k < starts.size(); ++k) starts[k] += starts[k - 1];
   std::vector<uint32_t> sample_order(pool.size());
   for (uint32_t s = 0; s < pool.size(); ++s) sample_order[starts[fitting[s]]++] = s;
-  GroupCounts met;
+  GroupCounts met(steer != nullptr ? pool.size() + longest.size() : 0);
   if (steer != nullptr) {
     for (uint32_t b = 0; b < longest.size(); ++b) met.add(b, steer->batch_group[b]);
   }

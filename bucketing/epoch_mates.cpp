@@ -18,13 +18,16 @@ void EpochMates::add(const PlanStep& step) {
   }
 }
 
+bool steers_from_previous_mates(const BucketingOptions& options, const LengthSource& lengths) {
+  return options.fresh_mates && options.mix_batches && lengths.size() <= kMostSamplesRemembered;
+}
+
 EpochMatesChain::EpochMatesChain(const LengthSource& lengths, const BucketingOptions& options,
                                  uint64_t seed)
     : lengths_(lengths),
       options_(options),
       seed_(seed),
-      active_(options.fresh_mates && options.mix_batches &&
-              lengths.size() <= kMostSamplesRemembered) {}
+      active_(steers_from_previous_mates(options, lengths)) {}
 
 std::shared_ptr<const EpochMates> EpochMatesChain::previous(uint32_t epoch, uint32_t world_size) {
   if (epoch == 0 || !active_) return nullptr;

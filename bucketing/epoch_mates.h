@@ -35,6 +35,10 @@ namespace evenfeed {
 
 inline constexpr uint64_t kMostSamplesRemembered = uint64_t{1} << 22;
 
+// Whether the deal is steered at all: fresh_mates and mix_batches set, and at most
+// kMostSamplesRemembered samples.
+bool steers_from_previous_mates(const BucketingOptions& options, const LengthSource& lengths);
+
 // Which batch of one epoch's plan each sample was in.
 class EpochMates {
  public:
@@ -55,8 +59,7 @@ class EpochMatesChain {
   // outlive the chain.
   EpochMatesChain(const LengthSource& lengths, const BucketingOptions& options, uint64_t seed);
 
-  // Whether the deal is steered at all: fresh_mates and mix_batches set, and at most
-  // kMostSamplesRemembered samples.
+  // steers_from_previous_mates for its lengths and options.
   bool active() const { return active_; }
   // Epoch `epoch - 1`'s batches as planned at `world_size`; null for epoch 0 or when not
   // active. Plans the links it lacks (see above).

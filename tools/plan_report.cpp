@@ -110,8 +110,6 @@ nlohmann::json plan_ours(const LengthSource& lengths, const LengthSource& measur
     metrics.begin_epoch();
     PlanState state{r.seed, epoch, {}};
     uint32_t world = r.resume_world_size && epoch > 0 ? *r.resume_world_size : r.world_size;
-    auto mates =
-        r.bucketing && chain.active() ? std::make_shared<EpochMates>(lengths.size()) : nullptr;
     if (epoch == 0 && r.resume_at_step) {
       auto before = make_ours(lengths, r, r.world_size, state, chain);
       const uint64_t served = drain(*before, metrics, &dump, seconds, *r.resume_at_step);
@@ -119,8 +117,11 @@ nlohmann::json plan_ours(const LengthSource& lengths, const LengthSource& measur
                      *r.resume_at_step, served);
       state.advance(r.world_size, served);  // what a checkpoint at step K would hold
       world = r.resume_world_size.value_or(r.world_size);
-      mates = nullptr;  // served at two world sizes: the chain plans its own link
     }
+    // An epoch served at two world sizes is not handed over: the chain plans its own.
+    auto mates = r.bucketing && chain.active() && state.served.empty()
+                     ? std::make_shared<EpochMates>(lengths.size())
+                     : nullptr;
     auto planner = make_ours(lengths, r, world, state, chain);
     drain(*planner, metrics, &dump, seconds, UINT64_MAX, mates.get());
     if (mates) chain.remember(epoch, world, std::move(mates));
@@ -188,8 +189,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   if (r.bucketing) {
     report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
     // Whether each epoch's deal steered away from the previous epoch's batch mates.
-    report["config"]["fresh_mates"] =
-        EpochMatesChain(lengths, r.bucketing_options, r.seed).active();
+    report["config"]["fresh_mates"] = steers_from_previous_mates(r.bucketing_options, lengths);
     report["config"]["padding_guard"] = r.bucketing_options.padding_guard;
   }
   if (r.resume_at_step) {

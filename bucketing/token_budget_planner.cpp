@@ -268,6 +268,7 @@ bool TokenBudgetPlanner::refill() {
         window_index_ + 1 >= windows_
             ? n
             : static_cast<uint64_t>(static_cast<__uint128_t>(window_index_ + 1) * n / windows_);
+    items.reserve(items.size() + (end - position_));
     for (; position_ < end; ++position_) items.push_back(item(order_->at(position_)));
     const bool last = position_ >= n;
     std::vector<StepBatches> steps;

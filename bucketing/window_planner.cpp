@@ -307,6 +307,12 @@ void WindowPlanner::mix_window(std::vector<Planned>& planned, uint64_t window_in
   std::vector<Batch*> batches;
   std::vector<uint64_t> longest, places, pool_lengths;
   std::vector<Entry> pool;
+  size_t dealt_samples = 0;  // reserved at once: a window's pool is megabytes
+  for (const Planned& step : planned) {
+    for (const Batch& b : step.batches)
+      dealt_samples += b.entries.size() < 2 ? 0 : b.entries.size() - 1;
+  }
+  pool.reserve(dealt_samples);
   for (Planned& step : planned) {
     for (Batch& b : step.batches) {
       if (b.entries.size() < 2) continue;
@@ -401,10 +407,18 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
                                                               bool last,
                                                               std::vector<PlanItem>& carry) const {
   std::vector<Entry> coarse, fillers;  // both longest first
-  for (const Entry& e : noisy_sort(items))
-    (per_batch(e.length) >= kFillerPerBatch ? fillers : coarse).push_back(e);
-  items.clear();
-  items.shrink_to_fit();
+  {
+    const std::vector<Entry> sorted = noisy_sort(items);
+    items.clear();
+    items.shrink_to_fit();
+    const size_t filler_count = static_cast<size_t>(std::count_if(
+        sorted.begin(), sorted.end(),
+        [&](const Entry& e) { return per_batch(e.length) >= kFillerPerBatch; }));
+    fillers.reserve(filler_count);
+    coarse.reserve(sorted.size() - filler_count);
+    for (const Entry& e : sorted)
+      (per_batch(e.length) >= kFillerPerBatch ? fillers : coarse).push_back(e);
+  }
 
   Work work;
   plan_coarse(coarse, fillers, work);

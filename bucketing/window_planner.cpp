@@ -411,9 +411,10 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
     const std::vector<Entry> sorted = noisy_sort(items);
     items.clear();
     items.shrink_to_fit();
-    const size_t filler_count = static_cast<size_t>(std::count_if(
-        sorted.begin(), sorted.end(),
-        [&](const Entry& e) { return per_batch(e.length) >= kFillerPerBatch; }));
+    const size_t filler_count =
+        static_cast<size_t>(std::count_if(sorted.begin(), sorted.end(), [&](const Entry& e) {
+          return per_batch(e.length) >= kFillerPerBatch;
+        }));
     fillers.reserve(filler_count);
     coarse.reserve(sorted.size() - filler_count);
     for (const Entry& e : sorted)

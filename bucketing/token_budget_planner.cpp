@@ -70,8 +70,9 @@ double automatic_noise_cap(const LengthSource& lengths, const BucketingOptions& 
   // epoch and world size), sorted with each candidate noise and packed greedily.
   BucketingOptions o = options;
   if (o.window == 0) o.window = automatic_window(lengths, options);
-  return kNoiseCaps[widest_fitting_noise(probe_window(lengths, o, UINT64_MAX), o, 0,
-                                         o.noise_cap_padding)];
+  std::vector<PlanItem> items = probe_window(lengths, o, UINT64_MAX);
+  WindowPlanner(o, 1, 0, 0).sort_by_length(items);  // once for every noise tried
+  return kNoiseCaps[widest_fitting_noise(items, o, 0, o.noise_cap_padding)];
 }
 
 // The share of the sample pairs that share a greedy batch in the first order that
@@ -119,10 +120,14 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   // changelog entries, quadratic, capped at 64: noise 0.2 where full batches take 0.05,
   // 8.1% of pairs again where full batches' noise estimated 10.8%).
   const bool choose_noise = o.noise_cap == 0;
-  const std::vector<PlanItem> noise_items =
+  // Both lists are sorted by length once, in the order the first epoch's noisy sorts
+  // start from, which they then skip (the second epoch's tie order differs).
+  std::vector<PlanItem> noise_items =
       choose_noise ? probe_window(lengths, o, UINT64_MAX) : std::vector<PlanItem>{};
+  WindowPlanner(o, 1, 0, 0).sort_by_length(noise_items);
   std::vector<PlanItem> items = probe_window(lengths, o, kMostPairProbes);
   for (size_t k = 0; k < items.size(); ++k) items[k].id = k;  // dense, to index by
+  WindowPlanner(o, 1, 0, 0).sort_by_length(items);
   // Two samples batched together meet in one window next epoch only by chance: the
   // global order is reshuffled, so with probability about window / dataset.
   const double same_window =

@@ -52,19 +52,40 @@ double WindowPlanner::reachable(uint64_t length) const {
                                static_cast<double>(length));
 }
 
+// A per-epoch hash of the id that breaks ties between equal lengths and keys.
+uint64_t WindowPlanner::tie_of(uint64_t id) const {
+  return mix64(seed_ ^ mix64(id + (uint64_t{epoch_} << 40)));
+}
+
+// Shortest first; equal lengths by tie_of, then id. The order noisy_sort starts from.
+bool WindowPlanner::before_by_length(uint64_t length_a, uint64_t tie_a, uint64_t id_a,
+                                     uint64_t length_b, uint64_t tie_b, uint64_t id_b) {
+  return length_a != length_b ? length_a < length_b : tie_a != tie_b ? tie_a < tie_b : id_a < id_b;
+}
+
+void WindowPlanner::sort_by_length(std::vector<PlanItem>& items) const {
+  std::vector<std::pair<uint64_t, PlanItem>> tied(items.size());  // (tie, item)
+  for (size_t i = 0; i < items.size(); ++i) tied[i] = {tie_of(items[i].id), items[i]};
+  std::sort(tied.begin(), tied.end(), [](const auto& a, const auto& b) {
+    return before_by_length(a.second.length, a.first, a.second.id, b.second.length, b.first,
+                            b.second.id);
+  });
+  for (size_t i = 0; i < items.size(); ++i) items[i] = tied[i].second;
+}
+
 std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
     const std::vector<PlanItem>& items) const {
   std::vector<Entry> entries(items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    entries[i] = {items[i].id, items[i].length, 0,
-                  mix64(seed_ ^ mix64(items[i].id + (uint64_t{epoch_} << 40)))};
-  }
+  for (size_t i = 0; i < items.size(); ++i)
+    entries[i] = {items[i].id, items[i].length, 0, tie_of(items[i].id)};
   auto by_length = [](const Entry& a, const Entry& b) {
-    return a.length != b.length ? a.length < b.length
-           : a.tie != b.tie     ? a.tie < b.tie
-                                : a.id < b.id;
+    return before_by_length(a.length, a.tie, a.id, b.length, b.tie, b.id);
   };
-  std::sort(entries.begin(), entries.end(), by_length);
+  // Callers that sort the same items many times (choosing the noise and the cap) hand
+  // them over in this order once (sort_by_length); a window's items never come so, and
+  // the check stops at their first pair.
+  if (!std::is_sorted(entries.begin(), entries.end(), by_length))
+    std::sort(entries.begin(), entries.end(), by_length);
   // Noise width: the log-length gap to the neighbour `noise` batches further up, capped
   // in proportion to how many samples share a batch at this length (relative to the
   // window's median): padding is paid per token and pairs per sample, so short, cheap

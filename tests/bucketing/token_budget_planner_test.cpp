@@ -476,6 +476,40 @@ TEST(TokenBudgetPlanner, RepeatedPairEstimateByHandAndAWindowThatIgnoresTheCap) 
   EXPECT_EQ(automatic_window(source, capped), window);
 }
 
+// The cap and noise choosers sort one probe window many times, so they hand it over in
+// the order the noisy sort starts from (sort_by_length) and the sort skips that step.
+// The result must not depend on it: the same order from shuffled items, from items in
+// length order, and from items in another epoch's length order (which is not this
+// epoch's, so it is sorted again).
+TEST(TokenBudgetPlanner, NoisySortIsTheSameFromAnyStartingOrder) {
+  const auto lengths = long_tailed(20000, 9, 4096);  // many equal lengths: ties matter
+  std::vector<PlanItem> shuffled;
+  for (uint64_t id = 0; id < lengths.size(); ++id) shuffled.push_back({id, lengths[id]});
+  std::reverse(shuffled.begin(), shuffled.end());
+  BucketingOptions o;
+  o.tokens_per_rank = 4096;
+  o.cost.kind = CostKind::kQuadratic;
+  o.noise_cap = 0.2;
+  const WindowPlanner epoch0(o, 1, 0, 0), epoch1(o, 1, 0, 1);
+  std::vector<PlanItem> in_order = shuffled, in_other_order = shuffled;
+  epoch0.sort_by_length(in_order);
+  epoch1.sort_by_length(in_other_order);
+  EXPECT_TRUE(
+      std::is_sorted(in_order.begin(), in_order.end(),
+                     [](const PlanItem& a, const PlanItem& b) { return a.length < b.length; }));
+  auto ids = [](const std::vector<PlanItem>& items) {
+    std::vector<uint64_t> out;
+    for (const PlanItem& p : items) out.push_back(p.id);
+    return out;
+  };
+  EXPECT_NE(ids(in_order), ids(in_other_order));  // equal lengths in another tie order
+  const std::vector<uint64_t> expected = ids(epoch0.noisy_sorted(shuffled));
+  EXPECT_EQ(ids(epoch0.noisy_sorted(in_order)), expected);
+  EXPECT_EQ(ids(epoch0.noisy_sorted(in_other_order)), expected);
+  EXPECT_NE(ids(epoch1.noisy_sorted(in_order)), expected);
+  EXPECT_DOUBLE_EQ(epoch0.noisy_sort_padding(in_order), epoch0.noisy_sort_padding(shuffled));
+}
+
 // Short samples under a quadratic budget: a batch filled to it holds over a thousand
 // sentences of 5-20 tokens, a large share of those of its lengths in the window, so
 // next epoch it meets many of the same mates again. The automatic sample cap, chosen

@@ -113,8 +113,10 @@ nlohmann::json plan_ours(const LengthSource& lengths, const LengthSource& measur
     if (epoch == 0 && r.resume_at_step) {
       auto before = make_ours(lengths, r, r.world_size, state, chain);
       const uint64_t served = drain(*before, metrics, &dump, seconds, *r.resume_at_step);
-      EVENFEED_CHECK(served == *r.resume_at_step, "--resume-at-step {}: epoch 0 has only {} steps",
-                     *r.resume_at_step, served);
+      EVENFEED_CHECK(served == *r.resume_at_step,
+                     "--resume-at-step {}: epoch 0 has only {} step{} at world size {}; pass "
+                     "at most {}",
+                     *r.resume_at_step, served, served == 1 ? "" : "s", r.world_size, served);
       state.advance(r.world_size, served);  // what a checkpoint at step K would hold
       world = r.resume_world_size.value_or(r.world_size);
     }

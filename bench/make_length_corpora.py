@@ -12,6 +12,10 @@ Writes one length per line (whitespace-separated words per document) for:
                          sentence pairs of translation corpora
   doc_files.txt          whole files of /usr/share/doc, man and info pages, one document per
                          file (binary files skipped): long-tailed like encyclopedia articles
+  html_pages.txt         HTML pages of /usr/share/doc and of the first Rust toolchain's
+                         documentation under ~/.rustup (when installed), tags, scripts and
+                         styles stripped: many short index and redirect pages, a long tail
+                         of reference pages, like crawled web text
 Counts depend on what is installed; BENCHMARKS.md records the counts seen."""
 import glob, gzip, os, re, sys
 
@@ -79,12 +83,25 @@ def doc_files():
                     yield words(t)
 
 
+def html_pages():
+    roots = ["/usr/share/doc"] + sorted(glob.glob(os.path.expanduser("~/.rustup/toolchains/*/share/doc/rust/html")))[:1]
+    for root in roots:
+        for d, _, files in os.walk(root):
+            for f in files:
+                if f.endswith(".html"):
+                    t = read(os.path.join(d, f)) or ""
+                    t = re.sub(r"<script.*?</script>|<style.*?</style>", "", t, flags=re.S)
+                    n = words(re.sub(r"<[^>]*>", " ", t))
+                    if n:
+                        yield n
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     for name, gen in (("code_files", code_files), ("doc_paragraphs", doc_paragraphs),
                       ("changelog_entries", changelog_entries), ("doc_sentences", doc_sentences),
-                      ("doc_files", doc_files)):
+                      ("doc_files", doc_files), ("html_pages", html_pages)):
         lengths = list(gen())
         with open(os.path.join(out, name + ".txt"), "w") as f:
             f.write("\n".join(map(str, lengths)) + "\n")

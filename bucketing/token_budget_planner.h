@@ -33,8 +33,10 @@ namespace evenfeed {
 // since such a step's light batches may also take samples from level steps (5e1d005), 9
 // since a window that pads more than BucketingOptions::padding_guard is planned again
 // with half the noise (after 6743fa1), 10 since each epoch's deal steers away from the
-// previous epoch's batch mates (BucketingOptions::fresh_mates, after 1897bba).
-inline constexpr int kTokenBudgetPlanRevision = 10;
+// previous epoch's batch mates (BucketingOptions::fresh_mates, after 1897bba), 11 since
+// a window's end may be made less level on average for a more level worst step
+// (kMeanPerWorstGained, after e1351bd).
+inline constexpr int kTokenBudgetPlanRevision = 11;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -20,6 +20,11 @@
 namespace evenfeed::cli {
 namespace {
 
+// Below this many full-budget steps of work per epoch the report says the epoch is
+// few steps: in the sweeps of BENCHMARKS.md ("How much work an epoch holds"), every
+// configuration with the automatic settings that missed a target but one was below it.
+constexpr double kFewBudgetSteps = 8;
+
 using Clock = std::chrono::steady_clock;
 
 class DumpWriter {
@@ -149,6 +154,19 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
   return j;
 }
 
+// The fewest steps an epoch can take: its samples' cost (as planned, cut to the budget
+// when asked) over what one step holds, W budgets. Where it is small the few samples
+// dear enough to fill a rank alone decide every step's balance, and the sweeps in
+// BENCHMARKS.md missed their targets mostly there.
+double full_budget_steps(const LengthSource& measured, const PlanRequest& r) {
+  const CostModel& cost = r.bucketing_options.cost;
+  double total = 0;
+  for (uint64_t id = 0; id < measured.size(); ++id)
+    total += cost.per_sample(std::min(measured.length(id), r.bucketing_options.tokens_per_rank));
+  return total /
+         (static_cast<double>(r.world_size) * cost.budget(r.bucketing_options.tokens_per_rank));
+}
+
 std::string percent(const nlohmann::json& v) {
   return fmt::format("{:.2f}%", 100 * v.get<double>());
 }
@@ -189,6 +207,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"mean_length", mean},
                       {"truncated", measured_truncation(r) != UINT64_MAX}};
   if (r.bucketing) {
+    report["config"]["full_budget_steps"] = full_budget_steps(measured, r);
     report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
     // Whether each epoch's deal steered away from the previous epoch's batch mates.
     report["config"]["fresh_mates"] = steers_from_previous_mates(r.bucketing_options, lengths);
@@ -237,6 +256,14 @@ std::string plan_report_text(const nlohmann::json& report) {
                        c.value("max_batch_size_automatic", false)
                            ? " (chosen from the data: full batches would batch too many of the "
                              "same samples together again; --pairs-target 0 keeps them full)"
+                           : "");
+  }
+  if (c.contains("full_budget_steps")) {
+    const double steps = c["full_budget_steps"].get<double>();
+    out += fmt::format("the epoch's work fills {:.1f} steps at the full budget{}\n", steps,
+                       steps < kFewBudgetSteps
+                           ? " (few: the samples that fill a rank alone decide each step's "
+                             "balance; fewer --tokens-per-rank give more steps to level them)"
                            : "");
   }
   if (!c.value("mix_batches", true))

@@ -63,6 +63,36 @@ TEST(PlanCli, ReportHasOursAndBothBaselines) {
   EXPECT_NE(text.out.find("sorted budget"), std::string::npos) << text.out;
 }
 
+// The report says how many full-budget steps the epoch's work fills: the samples' cost,
+// cut to the budget, over W budgets, recomputed here from the file; and it says so when
+// that is few.
+TEST(PlanCli, ReportSaysHowManyFullBudgetStepsTheWorkFills) {
+  testing::TempDir tmp;
+  const std::string lengths = write_lengths(tmp, 500);
+  auto steps_at = [&](uint64_t budget, const std::string& cost) {
+    auto r = run_command(kBin + " plan --lengths " + lengths +
+                         " --world-size 4 --tokens-per-rank " + std::to_string(budget) +
+                         " --cost " + cost + " --oversize truncate --no-baselines --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["config"]["full_budget_steps"].get<double>();
+  };
+  for (const std::string cost : {"linear", "quadratic"}) {
+    for (uint64_t budget : {128, 4096}) {
+      auto f = [&](double l) { return cost == "linear" ? l : 2048 * l + l * l; };
+      double total = 0;
+      for (uint64_t l : read_lengths(lengths)) total += f(static_cast<double>(std::min(l, budget)));
+      EXPECT_NEAR(steps_at(budget, cost), total / (4 * f(static_cast<double>(budget))), 1e-9)
+          << cost << " " << budget;
+    }
+  }
+  const std::string plan = kBin + " plan --lengths " + lengths + " --world-size 4 --no-baselines ";
+  EXPECT_NE(run_command(plan + "--tokens-per-rank 4096 --oversize truncate").out.find("(few:"),
+            std::string::npos);
+  const auto many = run_command(plan + "--tokens-per-rank 512 --oversize truncate").out;
+  EXPECT_NE(many.find("steps at the full budget"), std::string::npos) << many;
+  EXPECT_EQ(many.find("(few:"), std::string::npos) << many;
+}
+
 TEST(PlanCli, DumpHasALinePerEpochStepAndRankCoveringEverySampleOnce) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 300);

@@ -344,9 +344,19 @@ std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {
                  std::strerror(errno));
   std::vector<uint64_t> lengths;
   std::string line;
+  // Line k holds sample k-1: a blank line among lengths would shift every later id, so
+  // it is an error; blank lines after the last length change nothing and are skipped.
+  uint64_t first_blank = 0;
   for (uint64_t number = 1; std::getline(in, line); ++number) {
     const size_t begin = line.find_first_not_of(" \t\r");
-    if (begin == std::string::npos) continue;
+    if (begin == std::string::npos) {
+      if (first_blank == 0) first_blank = number;
+      continue;
+    }
+    EVENFEED_CHECK(first_blank == 0,
+                   "{}:{}: blank line among the lengths; line k must hold sample k-1's token "
+                   "count (drop empty samples from the dataset, or count them as 1)",
+                   path.string(), first_blank);
     const size_t end = line.find_last_not_of(" \t\r") + 1;
     int64_t value = 0;
     auto [ptr, parsed] = std::from_chars(line.data() + begin, line.data() + end, value);

@@ -424,7 +424,9 @@ TEST(PlanCli, BadInputIsOneClearLine) {
   // Each is one line naming the file and what --lengths expects.
   testing::write_text(tmp / "huge.txt", "5\n99999999999999999999999\n");
   testing::write_text(tmp / "blank.txt", "\n  \n");
+  testing::write_text(tmp / "gap.txt", "5\n7\n \r\n9\n");
   const std::vector<std::pair<std::string, std::string>> files = {
+      {(tmp / "gap.txt").string(), "gap.txt:3: blank line among the lengths"},
       {(tmp / "missing.txt").string(), "missing.txt: no such file; --lengths takes"},
       {tmp.path().string(), ": is a directory; --lengths takes"},
       {(tmp / "huge.txt").string(), "huge.txt:2: length '99999999999999999999999' is out of range"},
@@ -435,6 +437,12 @@ TEST(PlanCli, BadInputIsOneClearLine) {
     EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
     EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
   }
+  // Windows line ends and blank lines after the last length shift no id: accepted.
+  testing::write_text(tmp / "crlf.txt", "5\r\n7\r\n\r\n\n");
+  auto crlf = run_command(kBin + " plan --lengths " + (tmp / "crlf.txt").string() +
+                          " --world-size 2 --tokens-per-rank 100 --json --no-baselines");
+  ASSERT_EQ(crlf.exit_code, 0) << crlf.err;
+  EXPECT_EQ(nlohmann::json::parse(crlf.out)["config"]["samples"], 2);
   auto none = run_command(kBin + " plan --tokens-per-rank 9");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("exactly one of DIR"), std::string::npos) << none.err;

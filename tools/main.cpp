@@ -3,9 +3,12 @@
 // bad usage, 130 for an interrupt.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 
 #include "core/error.h"
@@ -23,6 +26,18 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
   return 2;
 }
 
+// Whether everything written to standard output reached it. A report redirected to a
+// full disk fails only when the buffer is flushed, after the command returned 0, so
+// the exit status would say a truncated report is whole.
+bool stdout_written(std::string& why) {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return true;
+  why = error != 0 ? std::strerror(error) : "a write failed (is the disk full?)";
+  return false;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,7 +78,15 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   evenfeed::InterruptGuard interrupt_guard;
   try {
-    return run();
+    const int code = run();
+    if (std::string why; !stdout_written(why)) {
+      std::fprintf(stderr,
+                   "evenfeed: error: writing the output to standard output failed: %s; free "
+                   "space where it goes or send it elsewhere\n",
+                   why.c_str());
+      return code != 0 ? code : 1;
+    }
+    return code;
   } catch (const evenfeed::Error& e) {
     std::fprintf(stderr, "evenfeed: error: %s\n", e.what());
     return evenfeed::interrupted() ? 130 : 1;

@@ -229,5 +229,23 @@ TEST(CliFaults, FullDiskIsAClearErrorAndLeavesNothing) {
     EXPECT_EQ(e.path().filename(), "src") << e.path();
 }
 
+// A report sent to a full device: the command cannot know until standard output is
+// flushed at exit, which must then turn a 0 into a clear error.
+TEST(CliFaults, OutputToAFullDeviceIsAnErrorNotSuccess) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  testing::TempDir tmp;
+  testing::write_text(tmp / "lengths.txt", "5\n7\n3\n9\n");
+  const std::string plan = kBin + " plan --lengths " + (tmp / "lengths.txt").string() +
+                           " --world-size 2 --tokens-per-rank 16";
+  ASSERT_EQ(run_command(plan + " > /dev/null").exit_code, 0);
+  for (const std::string format : {"", " --json"}) {
+    auto r = run_command("bash -c '" + plan + format + " > /dev/full'");
+    EXPECT_EQ(r.exit_code, 1) << format << r.err;
+    EXPECT_EQ(line_count(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("standard output failed: No space left on device"), std::string::npos)
+        << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace evenfeed

@@ -237,7 +237,8 @@ size_t WindowPlanner::final_step_count(std::vector<Entry>& entries) const {
   for (const Entry& e : entries) total += options_.cost.per_sample(e.length);
   const double per_step = static_cast<double>(world_size_) * budget_;
   size_t steps = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
-  while (segment_at(entries, budget_).size() > steps * world_size_) ++steps;
+  const size_t segments = segment_count(entries, budget_);
+  while (segments > steps * world_size_) ++steps;
   return steps;
 }
 

@@ -253,37 +253,44 @@ std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<En
   return segments;
 }
 
+// Where the greedy segment of `entries` from `begin` on ends: it takes samples while
+// the batch fits and costs at most `level` (its first sample alone when that costs
+// more). `longest` is set to its longest sample. Needs begin < size.
+size_t WindowPlanner::segment_end(const std::vector<Entry>& entries, size_t begin, double level,
+                                  uint64_t& longest) const {
+  longest = entries[begin].length;
+  size_t end = begin + 1;
+  for (; end < entries.size(); ++end) {
+    const uint64_t with_next = std::max(longest, entries[end].length);
+    const uint64_t count = end - begin + 1;
+    if (!fits(count, with_next) || options_.cost.batch(count, with_next) > level) break;
+    longest = with_next;
+  }
+  return end;
+}
+
 // How many segments segment_at would cut `entries` into at `level`, counting no further
-// than `most` + 1: the same walk, without copying a sample. The bisections of cut_into
-// and final_step_count ask only this, up to 60 times per cut, and at 1,024 ranks a
+// than `most` + 1, without copying a sample: the bisections of cut_into and
+// final_step_count ask only this, up to 60 times per cut, and at 1,024 ranks a
 // window's end is cut thousands of times.
 size_t WindowPlanner::segment_count(const std::vector<Entry>& entries, double level,
                                     size_t most) const {
   size_t count = 0;
-  for (size_t next = 0; next < entries.size() && count <= most; ++count) {
-    uint64_t longest = entries[next++].length, size = 1;
-    for (; next < entries.size(); ++next, ++size) {
-      longest = std::max(longest, entries[next].length);
-      if (!fits(size + 1, longest) || options_.cost.batch(size + 1, longest) > level) break;
-    }
-  }
+  uint64_t longest = 0;
+  for (size_t next = 0; next < entries.size() && count <= most; ++count)
+    next = segment_end(entries, next, level, longest);
   return count;
 }
 
-// The greedy segment of `entries` from `next` on costing at most `level` (or its first
-// sample alone, when that costs more); `next` moves past it. Needs next < size.
+// The greedy segment of `entries` from `next` on (segment_end); `next` moves past it.
 WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entries, size_t& next,
                                                  double level) const {
-  const Entry& first = entries[next++];
-  Batch b{{first}, first.length, options_.cost.per_sample(first.length)};
-  for (; next < entries.size(); ++next) {
-    const uint64_t longest = std::max(b.longest, entries[next].length);
-    const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-    if (!fits(b.entries.size() + 1, longest) || cost > level) break;
-    b.entries.push_back(entries[next]);
-    b.longest = longest;
-    b.cost = cost;
-  }
+  Batch b;
+  const size_t end = segment_end(entries, next, level, b.longest);
+  b.entries.assign(entries.begin() + static_cast<long>(next),
+                   entries.begin() + static_cast<long>(end));
+  b.cost = options_.cost.batch(b.entries.size(), b.longest);
+  next = end;
   return b;
 }
 

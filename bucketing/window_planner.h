@@ -165,6 +165,8 @@ class WindowPlanner {
   size_t lump_count(const std::vector<Entry>& entries, bool singletons) const;
   void take_back_partners(std::vector<Planned>& planned, std::vector<Entry>& leftover) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
+  size_t segment_end(const std::vector<Entry>& entries, size_t begin, double level,
+                     uint64_t& longest) const;
   size_t segment_count(const std::vector<Entry>& entries, double level,
                        size_t most = SIZE_MAX) const;
   Batch take_segment(const std::vector<Entry>& entries, size_t& next, double level) const;

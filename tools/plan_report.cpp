@@ -161,8 +161,7 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
 double full_budget_steps(const LengthSource& measured, const PlanRequest& r) {
   const CostModel& cost = r.bucketing_options.cost;
   double total = 0;
-  for (uint64_t id = 0; id < measured.size(); ++id)
-    total += cost.per_sample(std::min(measured.length(id), r.bucketing_options.tokens_per_rank));
+  for (uint64_t id = 0; id < measured.size(); ++id) total += cost.per_sample(measured.length(id));
   return total /
          (static_cast<double>(r.world_size) * cost.budget(r.bucketing_options.tokens_per_rank));
 }

@@ -36,7 +36,7 @@ namespace evenfeed {
 // previous epoch's batch mates (BucketingOptions::fresh_mates, after 1897bba), 11 since
 // a window's end may be made less level on average for a more level worst step
 // (kMeanPerWorstGained, after e1351bd).
-inline constexpr int kTokenBudgetPlanRevision = 11;
+inline constexpr int kTokenBudgetPlanRevision = 12;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

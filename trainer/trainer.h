@@ -36,6 +36,9 @@ struct TrainOptions {
   uint64_t tokens_per_rank = 0;    // ... or, when > 0, a token budget (length bucketing)
   uint64_t max_batch_size = 0;     // with a token budget: most samples per batch (0: no cap)
   bool truncate_oversize = false;  // with a token budget: cut longer samples to it, or fail
+  // With a token budget: deal each epoch's batches away from the previous epoch's batch
+  // mates (BucketingOptions::fresh_mates). Off, no epoch's plan depends on another's.
+  bool fresh_mates = true;
   uint32_t accum = 1;              // micro-steps per optimiser step
   OptimizerOptions optimizer;      // total_steps is filled in from the plan
   double warmup_fraction = 0.05;   // of all optimiser steps

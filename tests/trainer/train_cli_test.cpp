@@ -215,6 +215,41 @@ TEST_F(TrainCli, ResumeOfATokenPlanInALaterEpochEndsBitForBitEqual) {
   EXPECT_EQ(weights("m_full.bin"), weights("m_resumed.bin"));
 }
 
+// Dealt at random (--no-fresh-mates), no epoch's plan depends on another's, and the
+// schedule plans all epochs at once to count their steps (Run::plan_schedule). The count
+// must be the run's own: the cosine reaches its last step where the run ends. A resume
+// in a later epoch ends bit for bit equal; one with the other dealing is refused, and
+// the default dealing trains on other batches.
+TEST_F(TrainCli, TokenPlanDealtAtRandomCountsItsStepsAndResumesExactly) {
+  const std::string ck = (scratch_ / "ckr").string(), log = (scratch_ / "random.jsonl").string();
+  const std::string flags =
+      " --model tokens --tokens-per-rank 512 --oversize truncate --epochs 3 --lr 0.05 ";
+  const std::string random = flags + "--no-fresh-mates ";
+  auto full = train(1, random + "--log " + log, "r_full.bin", "tok");
+  std::vector<double> rates;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);)
+    rates.push_back(nlohmann::json::parse(line).at("lr").get<double>());
+  const uint64_t steps = full["steps"].get<uint64_t>();
+  ASSERT_EQ(rates.size(), steps);
+  const auto warmup = static_cast<uint64_t>(0.05 * static_cast<double>(steps));
+  const double progress = double(steps - 1 - warmup) / double(steps - warmup);
+  EXPECT_NEAR(rates.back(), 0.05 * 0.5 * (1 + std::cos(M_PI * progress)), 1e-12);
+  const uint64_t per_epoch = steps / 3;
+  ASSERT_GT(per_epoch, 4u);
+  train(1, random + "--stop-at-step " + std::to_string(2 * per_epoch + 2) + " --checkpoint-dir " + ck,
+        "r_stopped.bin", "tok");
+  auto refused = run_command(evenfeed_bin() + " -q train --device cpu --hidden 32 --data " +
+                             (*dir_ / "tok").string() + flags + "--resume --checkpoint-dir " + ck);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("fresh_mates"), std::string::npos) << refused.err;
+  auto resumed = train(1, random + "--resume --checkpoint-dir " + ck, "r_resumed.bin", "tok");
+  EXPECT_EQ(resumed["steps"], full["steps"]);
+  EXPECT_EQ(weights("r_full.bin"), weights("r_resumed.bin"));
+  train(1, flags, "r_steered.bin", "tok");
+  EXPECT_NE(weights("r_full.bin"), weights("r_steered.bin"));
+}
+
 // Token budgets in the trainer: with samples longer than the budget cut to it, every
 // sample once per epoch across two ranks and no batch over --max-batch-size; without
 // --oversize truncate such a sample is one clear error that names the flag.
@@ -259,6 +294,7 @@ TEST_F(TrainCli, BadFlagsAreOneClearErrorBeforeTraining) {
       {images + " --eval-data " + tokens, "is a token dataset, but --data"},
       {images + " --tokens-per-rank 512", "--tokens-per-rank plans token datasets"},
       {images + " --max-batch-size 4", "--max-batch-size caps token-budget batches"},
+      {images + " --no-fresh-mates", "--no-fresh-mates changes how token-budget batches"},
       {images + " --checkpoint-dir /proc/evenfeed-no/ck", "--checkpoint-dir /proc/evenfeed-no/ck"},
       {images + " --image-size 512 --hidden 65536", "lower --image-size or --hidden"},
   };

@@ -39,9 +39,9 @@ struct TrainOptions {
   // With a token budget: deal each epoch's batches away from the previous epoch's batch
   // mates (BucketingOptions::fresh_mates). Off, no epoch's plan depends on another's.
   bool fresh_mates = true;
-  uint32_t accum = 1;              // micro-steps per optimiser step
-  OptimizerOptions optimizer;      // total_steps is filled in from the plan
-  double warmup_fraction = 0.05;   // of all optimiser steps
+  uint32_t accum = 1;             // micro-steps per optimiser step
+  OptimizerOptions optimizer;     // total_steps is filled in from the plan
+  double warmup_fraction = 0.05;  // of all optimiser steps
   uint64_t seed = 0;
   std::string checkpoint_dir;
   uint64_t checkpoint_every = 0;  // optimiser steps; 0: only at the end and when stopped

@@ -222,8 +222,10 @@ TEST_F(TrainCli, ResumeOfATokenPlanInALaterEpochEndsBitForBitEqual) {
 // the default dealing trains on other batches.
 TEST_F(TrainCli, TokenPlanDealtAtRandomCountsItsStepsAndResumesExactly) {
   const std::string ck = (scratch_ / "ckr").string(), log = (scratch_ / "random.jsonl").string();
+  // At 256 tokens the epochs take 167, 167 and 168 steps: counting one epoch three
+  // times, or one twice, would not give the run's count.
   const std::string flags =
-      " --model tokens --tokens-per-rank 512 --oversize truncate --epochs 3 --lr 0.05 ";
+      " --model tokens --tokens-per-rank 256 --oversize truncate --epochs 3 --lr 0.05 ";
   const std::string random = flags + "--no-fresh-mates ";
   auto full = train(1, random + "--log " + log, "r_full.bin", "tok");
   std::vector<double> rates;
@@ -237,7 +239,8 @@ TEST_F(TrainCli, TokenPlanDealtAtRandomCountsItsStepsAndResumesExactly) {
   EXPECT_NEAR(rates.back(), 0.05 * 0.5 * (1 + std::cos(M_PI * progress)), 1e-12);
   const uint64_t per_epoch = steps / 3;
   ASSERT_GT(per_epoch, 4u);
-  train(1, random + "--stop-at-step " + std::to_string(2 * per_epoch + 2) + " --checkpoint-dir " + ck,
+  train(1,
+        random + "--stop-at-step " + std::to_string(2 * per_epoch + 2) + " --checkpoint-dir " + ck,
         "r_stopped.bin", "tok");
   auto refused = run_command(evenfeed_bin() + " -q train --device cpu --hidden 32 --data " +
                              (*dir_ / "tok").string() + flags + "--resume --checkpoint-dir " + ck);

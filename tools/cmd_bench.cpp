@@ -218,7 +218,7 @@ void add_bench(CLI::App& app, Runner& run) {
   loader->add_option("--size", f.size, "Output image side")->check(CLI::Range(8, 4096));
   loader->add_option("--output", f.output, "uint8 NHWC or float (normalised NCHW)")
       ->check(CLI::IsMember({"uint8", "float"}));
-  loader->add_option("--seed", f.seed, "Seed");
+  loader->add_option("--seed", f.seed, "Seed")->check(kNotNegative);
   loader->add_option("--dump-batch", f.dump,
                      "Write the first batch as PNGs plus batch.json into this folder");
   loader->add_flag("--no-decode-anchor", f.no_decode_anchor,

@@ -41,14 +41,15 @@ void add_plan(CLI::App& app, Runner& run) {
   cmd->add_option("--quadratic-a", r.bucketing_options.cost.a,
                   "The a of the quadratic cost (about 6 x model width)")
       ->check(CLI::Range(0.0, 1e9));
-  cmd->add_option("--seed", r.seed, "Seed");
+  cmd->add_option("--seed", r.seed, "Seed")->check(kNotNegative);
   cmd->add_option("--epochs", r.epochs, "Epochs to plan")->check(CLI::Range(1u, 100000u));
   cmd->add_option("--window", r.bucketing_options.window,
                   "Samples per planning window (0: from the data)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_option("--max-batch-size", r.bucketing_options.max_batch_size,
                   "Most samples in one batch (0: from the data, a cap only when full "
-                  "batches would repeat more than 1.25 x --pairs-target of their pairs)");
+                  "batches would repeat more than 1.25 x --pairs-target of their pairs)")
+      ->check(kNotNegative);
   cmd->add_option("--pairs-target", r.bucketing_options.repeated_pairs_target,
                   "Share of re-batched pairs the automatic sample cap aims under (0: no "
                   "automatic cap)")
@@ -59,7 +60,8 @@ void add_plan(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-batch-tokens", r.bucketing_options.max_batch_tokens,
                   "Most padded tokens (count x longest) in one batch; bounds memory under "
-                  "--cost quadratic (0: only the budget's cost)");
+                  "--cost quadratic (0: only the budget's cost)")
+      ->check(kNotNegative);
   cmd->add_option("--order", order,
                   "Global order: keyed (O(1) memory), full, shard-blocks, sequential")
       ->check(CLI::IsMember({"keyed", "full", "shard-blocks", "sequential"}));
@@ -100,7 +102,8 @@ void add_plan(CLI::App& app, Runner& run) {
   cmd->add_flag("--json", json, "Print the report as one JSON object");
   cmd->add_option("--dump", dump, "Write our plan as JSON lines, one per (epoch, step, rank)");
   cmd->add_option("--resume-at-step", resume_at,
-                  "Plan epoch 0 as a run stopped after K steps and resumed");
+                  "Plan epoch 0 as a run stopped after K steps and resumed")
+      ->check(kNotNegative);
   cmd->add_option("--resume-world-size", resume_world, "... at this world size")
       ->check(CLI::Range(1u, 1u << 20));
   cmd->callback([&run, cmd] {

@@ -20,7 +20,7 @@ void add_synth(CLI::App& app, Runner& run) {
   images->add_option("--count", io.count, "Number of images")
       ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
   images->add_option("--classes", io.classes, "Number of classes")->check(CLI::Range(1, 1000));
-  images->add_option("--seed", io.seed, "Seed");
+  images->add_option("--seed", io.seed, "Seed")->check(kNotNegative);
   images->add_option("--min-size", io.min_size, "Smallest shorter side, pixels")
       ->check(CLI::Range(8, 8192));
   images->add_option("--max-size", io.max_size, "Largest shorter side, pixels")
@@ -49,7 +49,7 @@ void add_synth(CLI::App& app, Runner& run) {
       ->check(CLI::Range(1.0, 1e6));
   tokens->add_option("--max-length", to.max_length, "Longest document")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24));
-  tokens->add_option("--seed", to.seed, "Seed");
+  tokens->add_option("--seed", to.seed, "Seed")->check(kNotNegative);
   tokens->add_flag("--force", to.force, "Replace OUT if it exists");
   tokens->callback([&run] {
     run = [] {

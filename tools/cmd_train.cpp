@@ -152,7 +152,8 @@ void add_train(CLI::App& app, Runner& run) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   cmd->add_option("--max-batch-size", o.max_batch_size,
                   "With --tokens-per-rank: most samples per batch (0: from the data, as in "
-                  "`evenfeed plan`)");
+                  "`evenfeed plan`)")
+      ->check(kNotNegative);
   cmd->add_option("--oversize", f.oversize,
                   "With --tokens-per-rank, a longer sample: error, or truncate it to the budget")
       ->check(CLI::IsMember({"error", "truncate"}));
@@ -163,22 +164,26 @@ void add_train(CLI::App& app, Runner& run) {
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--optimizer", f.optimizer, "sgd (momentum 0.9) or adamw")
       ->check(CLI::IsMember({"sgd", "adamw"}));
-  cmd->add_option("--lr", f.lr, "Peak learning rate (default 0.02 for sgd, 1e-3 for adamw)");
-  cmd->add_option("--momentum", o.optimizer.momentum, "SGD momentum");
-  cmd->add_option("--weight-decay", o.optimizer.weight_decay, "Weight decay");
+  cmd->add_option("--lr", f.lr, "Peak learning rate (default 0.02 for sgd, 1e-3 for adamw)")
+      ->check(kAboveZero);
+  cmd->add_option("--momentum", o.optimizer.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--weight-decay", o.optimizer.weight_decay, "Weight decay")
+      ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--warmup", o.warmup_fraction, "Share of steps for linear warm-up, then cosine")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--seed", o.seed, "Seed of the order, the augmentation and the initial weights");
+  cmd->add_option("--seed", o.seed, "Seed of the order, the augmentation and the initial weights")
+      ->check(kNotNegative);
   cmd->add_option("--image-size", o.image_size, "Crop size fed to the image MLP")
       ->check(CLI::Range(4, 512));
   cmd->add_option("--hidden", o.hidden, "Hidden width")->check(CLI::Range(1, 65536));
   cmd->add_option("--embed-dim", o.embed_dim, "Token embedding width")->check(CLI::Range(1, 65536));
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Where checkpoint.evf is written");
   cmd->add_option("--checkpoint-every", o.checkpoint_every,
-                  "Optimiser steps between checkpoints (0: end only)");
+                  "Optimiser steps between checkpoints (0: end only)")
+      ->check(kNotNegative);
   cmd->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir");
-  cmd->add_option("--stop-at-step", o.stop_at_step,
-                  "Checkpoint and stop after this optimiser step");
+  cmd->add_option("--stop-at-step", o.stop_at_step, "Checkpoint and stop after this optimiser step")
+      ->check(kNotNegative);
   cmd->add_option("--save-weights", o.save_weights, "Write the final parameters as raw float32");
   cmd->add_option("--log", o.log, "Append per-step telemetry as JSON lines");
   cmd->add_option("--log-samples", o.log_samples,

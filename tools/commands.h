@@ -5,8 +5,35 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 
 namespace evenfeed::cli {
+
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1: `--seed -1` planned with seed
+// 18446744073709551615, `--max-batch-size -1` meant no cap and `--stop-at-step -1` never
+// stopped, all silently. Every unsigned option without a range of its own takes this.
+inline const CLI::Validator kNotNegative(
+    [](std::string& value) -> std::string {
+      return value.starts_with('-') ? "must be a whole number from 0 up, got " + value
+                                    : std::string();
+    },
+    "", "not negative");
+
+// A rate or size that only makes sense above 0 (`--lr 0` or `--lr -0.1` used to fall back
+// to the default rate without a word).
+inline const CLI::Validator kAboveZero(
+    [](std::string& value) -> std::string {
+      size_t used = 0;
+      double number = 0;
+      try {
+        number = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      return used == value.size() && number > 0 ? std::string()
+                                                : "must be a number above 0, got " + value;
+    },
+    "", "above zero");
 
 // What the chosen subcommand runs; returns the process exit code.
 using Runner = std::function<int()>;

@@ -39,6 +39,33 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   EXPECT_EQ(run_command(kBin + " convert images --help").exit_code, 0);
 }
 
+// CLI11 reads a negative number into an unsigned option as a huge one: each of these
+// used to run, with seed 2^64 - 1, no sample cap, a stop that never came or, for --lr,
+// the default rate. They are usage errors naming the flag, before anything is read.
+TEST(Cli, NegativeCountsSeedsAndRatesAreUsageErrors) {
+  const std::pair<std::string, std::string> cases[] = {
+      {" plan --lengths x --seed -1", "--seed"},
+      {" plan --lengths x --max-batch-size -1", "--max-batch-size"},
+      {" plan --lengths x --max-batch-tokens -1", "--max-batch-tokens"},
+      {" plan --lengths x --resume-at-step -2", "--resume-at-step"},
+      {" train --data x --seed -3", "--seed"},
+      {" train --data x --max-batch-size -1", "--max-batch-size"},
+      {" train --data x --stop-at-step -1", "--stop-at-step"},
+      {" train --data x --checkpoint-every -1", "--checkpoint-every"},
+      {" train --data x --lr -0.1", "--lr"},
+      {" train --data x --lr 0", "--lr"},
+      {" train --data x --momentum 1.5", "--momentum"},
+      {" train --data x --weight-decay -1", "--weight-decay"},
+      {" synth images x --seed -1", "--seed"},
+      {" synth tokens x --seed -1", "--seed"},
+      {" bench loader x --seed -1", "--seed"},
+  };
+  for (const auto& [args, flag] : cases) {
+    SCOPED_TRACE(args);
+    expect_one_error_line(run_command(kBin + args), 2, flag);
+  }
+}
+
 TEST(Cli, BadInputsExitOneWithOneLineNamingThem) {
   testing::TempDir tmp;
   expect_one_error_line(

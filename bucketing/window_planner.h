@@ -55,7 +55,7 @@
 // 7. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
 // Steps 1-3, 6 and 7 live in window_planner.cpp, steps 4 and 5 and the padding guard in
-// window_planner_final.cpp.
+// window_planner_final.cpp, the lumps' placement of step 4 in window_planner_lumps.cpp.
 #pragma once
 
 #include <cstdint>

@@ -2,12 +2,12 @@
 // next window (the epoch's last window, or a carry that outgrew a window). They are cut
 // into steps of exactly W batches (final_cut), the lightest final batches borrow from
 // the finest planned step, and under a token bound the lumps are placed first
-// (place_lumps). See window_planner.h for the whole sequence.
+// (place_lumps, in window_planner_lumps.cpp). See window_planner.h for the whole
+// sequence.
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
-#include "bucketing/fluid_pieces.h"
 #include "bucketing/level_by_moves.h"
 #include "bucketing/lump_runs.h"
 #include "bucketing/window_planner.h"
@@ -15,8 +15,6 @@
 
 namespace evenfeed {
 
-// A final step whose dearest batch costs at most this times the mean is level enough.
-static constexpr double kLevelEnough = 1.04;
 // Exchanging whole batches between steps (level_by_swaps) goes on until every step is
 // within this: it changes neither padding nor batch mates, so it may aim nearer 1 than
 // the ways that spend padding (moves, borrowing, the final cut's tries). With every
@@ -26,12 +24,6 @@ static constexpr double kSwapUntil = 1.02;
 // A final step split in two may hold this many times its padded slots (cutting W ways
 // twice moves the boundaries between long samples; the padding target is 2%).
 static constexpr double kSplitSlack = 1.02;
-// At most this many lumps are placed by plan_lump_runs (quadratic in their number);
-// more are dense enough to be cut W at a time.
-static constexpr size_t kMostLumpsPlaced = 1024;
-// Partners for the lumps may also be cut for this many step counts beyond the fewest
-// that hold the lumps (place_runs).
-static constexpr size_t kMorePartnerSteps = 4;
 // Partners cut to measure by cut_fluid_pieces count as reaching their cost at this
 // share of it. Nearer (0.9-0.98), the pieces take mid-length samples and leave the
 // coarse ones to a final step at max/mean 1.2-1.4 on Debian changelog entries; trying
@@ -42,198 +34,6 @@ static constexpr double kPieceFit = 0.85;
 // target is 2%: one light batch of long samples filled with one-word entries once
 // padded a whole epoch of `changelog_entries` from 1.4% to 3.5%).
 static constexpr double kBorrowPaddingShare = 0.018;
-
-// The most a batch of two or more samples can cost under the token bound (the budget
-// when there is none): a sample costing more is a lump, matched only by other lumps.
-double WindowPlanner::lump_level() const {
-  if (token_bound_ == 0) return budget_;
-  return std::min(budget_, 2 * options_.cost.per_sample(token_bound_ / 2));
-}
-
-// A lump: a sample longer than half the token bound, so alone in its batch, when a
-// batch of two or more samples cannot reach the budget (a superlinear cost model).
-// With `singletons`, also any sample too dear to share a batch with any other.
-bool WindowPlanner::is_lump(const Entry& e, bool singletons) const {
-  if (singletons && per_batch(e.length) == 1) return true;
-  return token_bound_ > 0 && lump_level() < budget_ && e.length > token_bound_ / 2;
-}
-
-size_t WindowPlanner::lump_count(const std::vector<Entry>& entries, bool singletons) const {
-  return static_cast<size_t>(std::count_if(entries.begin(), entries.end(),
-                                           [&](const Entry& e) { return is_lump(e, singletons); }));
-}
-
-// Moves into `leftover` the planned steps whose dearest batch costs at least half the
-// lump level: their batches are the partners that can come near a lump's cost.
-void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
-                                       std::vector<Entry>& leftover) const {
-  const double useful = 0.5 * lump_level();
-  std::erase_if(planned, [&](const Planned& step) {
-    double dearest = 0;
-    for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
-    if (dearest < useful) return false;
-    for (const Batch& b : step.batches)
-      leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
-    return true;
-  });
-}
-
-// The leftover's lumps, placed by plan_lump_runs: each step a run of the dearest lumps
-// left, its other ranks given the dearest batches of the rest of the leftover
-// (place_runs). What the steps do not take stays in `leftover`.
-std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry>& leftover,
-                                                               const FinishWay& way) const {
-  std::vector<Entry> lumps, rest;
-  for (const Entry& e : leftover) (is_lump(e, way.singletons_as_lumps) ? lumps : rest).push_back(e);
-  if (lumps.empty() || lumps.size() > kMostLumpsPlaced) return {};
-  std::sort(lumps.begin(), lumps.end(), [](const Entry& a, const Entry& b) {
-    return a.length != b.length ? a.length > b.length : by_key(a, b);
-  });
-  std::sort(rest.begin(), rest.end(), by_key);
-  std::vector<double> lump_costs;
-  for (const Entry& e : lumps) lump_costs.push_back(options_.cost.per_sample(e.length));
-  std::optional<LumpPlacement> placement = way.partners_to_measure
-                                               ? place_fluid_runs(rest, lump_costs, way.piece_fit)
-                                               : place_runs(rest, lump_costs);
-  if (!placement) return {};
-  const LumpRuns& runs = placement->runs;
-  std::vector<Batch>& partners = placement->partners;
-  // The runs' batches in one list (lumps, then the partners used), each step a list
-  // of indices into it, levelled further by swaps between steps.
-  std::vector<Batch> units;
-  for (size_t k = 0; k < lumps.size(); ++k)
-    units.push_back({{lumps[k]}, lumps[k].length, lump_costs[k]});
-  std::vector<std::vector<size_t>> members;
-  size_t lump = 0, partner = 0;
-  for (size_t run : runs.lumps_per_step) {
-    std::vector<size_t> step;
-    for (size_t k = 0; k < run; ++k) step.push_back(lump++);
-    while (step.size() < world_size_) {
-      step.push_back(units.size());
-      units.push_back(std::move(partners[partner++]));
-    }
-    members.push_back(std::move(step));
-  }
-  std::vector<double> unit_costs;
-  for (const Batch& b : units) unit_costs.push_back(b.cost);
-  swap_to_level(unit_costs, members, members.size() * world_size_);
-  std::vector<Planned> steps;
-  for (const std::vector<size_t>& step : members) {
-    std::vector<Batch> batches;
-    for (size_t k : step) batches.push_back(std::move(units[k]));
-    steps.push_back(make_step(std::move(batches)));
-  }
-  leftover.clear();
-  for (; partner < partners.size(); ++partner) {
-    const Batch& b = partners[partner];
-    leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
-  }
-  return steps;
-}
-
-// Runs for the lumps (costs dearest first) and the partners completing them, cut from
-// `rest` (in key order): at the budget, the fewest and dearest partners; when those are
-// too few to complete the steps, or leave them far from level, also cut into exactly as
-// many as one to four more steps need, each as cheap as the cut allows (a lump's step
-// then takes many partners below the budget instead of few at it). The most level
-// placement is kept (plan_lump_runs' worst step). Nothing when none completes the steps.
-std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_runs(
-    const std::vector<Entry>& rest, const std::vector<double>& lump_costs) const {
-  std::optional<LumpPlacement> best;
-  auto consider = [&](std::vector<Batch> partners) {
-    std::stable_sort(partners.begin(), partners.end(),
-                     [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
-    std::vector<double> partner_costs;
-    for (const Batch& b : partners) partner_costs.push_back(b.cost);
-    std::optional<LumpRuns> runs = plan_lump_runs(lump_costs, partner_costs, world_size_);
-    if (runs && (!best || runs->worst < best->runs.worst))
-      best = LumpPlacement{std::move(*runs), std::move(partners)};
-  };
-  consider(segment_at(rest, budget_));
-  if (best && best->runs.worst <= kLevelEnough) return best;
-  const size_t W = world_size_, fewest_steps = (lump_costs.size() + W - 1) / W;
-  const size_t at_budget = best ? best->partners.size() : 0;
-  for (size_t steps = fewest_steps; steps < fewest_steps + kMorePartnerSteps; ++steps) {
-    const size_t wanted = steps * W - lump_costs.size();
-    if (wanted > at_budget && wanted <= rest.size()) consider(cut_into(rest, wanted));
-  }
-  return best;
-}
-
-// Runs for the lumps with partners cut to measure from `rest` (plan_fluid_runs). With
-// `piece_fit` 0 the dearest steps take the longest of the rest, each piece as many
-// samples as fit under its step's piece cost (at least one); otherwise each piece is cut
-// by cut_fluid_pieces, no dearer than its step's dearest lump. The partners are listed
-// in step order, then what is left of the rest cut at the budget (returned to the
-// leftover by the caller); runs.worst is that of the pieces as cut.
-std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
-    const std::vector<Entry>& rest, const std::vector<double>& lump_costs, double piece_fit) const {
-  double fluid = 0;
-  for (const Entry& e : rest) fluid += options_.cost.per_sample(e.length);
-  const std::optional<FluidRuns> runs = plan_fluid_runs(lump_costs, fluid, world_size_);
-  if (!runs) return std::nullopt;
-  std::vector<std::vector<size_t>> pieces;
-  if (piece_fit == 0) {
-    pieces = fluid_pieces_in_order(rest, *runs);
-  } else {
-    std::vector<PieceRequest> requests;
-    for (size_t s = 0, lump = 0; s < runs->lumps_per_step.size(); ++s) {
-      const size_t run = runs->lumps_per_step[s];
-      const double cost = runs->piece_cost[s];
-      for (size_t piece = run; piece < world_size_; ++piece)
-        requests.push_back({cost, std::max(cost, lump_costs[lump])});
-      lump += run;
-    }
-    std::vector<uint64_t> lengths;
-    for (const Entry& e : rest) lengths.push_back(e.length);
-    pieces = cut_fluid_pieces(lengths, requests, piece_fit, options_.cost,
-                              [this](uint64_t length) { return per_batch(length); });
-  }
-  LumpPlacement placement{{runs->lumps_per_step, 1.0}, {}};
-  std::vector<bool> taken(rest.size(), false);
-  size_t piece = 0, lump = 0;
-  for (const size_t run : runs->lumps_per_step) {
-    double mass = 0, dearest = lump_costs[lump];  // lumps are dearest first
-    for (size_t k = lump; k < lump + run; ++k) mass += lump_costs[k];
-    lump += run;
-    for (size_t rank = run; rank < world_size_; ++rank, ++piece) {
-      Batch b;
-      for (size_t k : pieces[piece]) {
-        b.entries.push_back(rest[k]);
-        taken[k] = true;
-      }
-      recost(b);
-      mass += b.cost;
-      dearest = std::max(dearest, b.cost);
-      placement.partners.push_back(std::move(b));
-    }
-    const double ratio = mass > 0 ? dearest * static_cast<double>(world_size_) / mass : 1.0;
-    placement.runs.worst = std::max(placement.runs.worst, ratio);
-  }
-  std::vector<Entry> left;
-  for (size_t k = 0; k < rest.size(); ++k)
-    if (!taken[k]) left.push_back(rest[k]);
-  for (Batch& b : segment_at(left, budget_)) placement.partners.push_back(std::move(b));
-  return placement;
-}
-
-// The pieces of `runs`, step by step, cut from `rest` (in key order) in that order: each
-// as many samples as fit under its step's piece cost, at least one (none when `rest` is
-// spent). Positions into `rest`.
-std::vector<std::vector<size_t>> WindowPlanner::fluid_pieces_in_order(
-    const std::vector<Entry>& rest, const FluidRuns& runs) const {
-  std::vector<std::vector<size_t>> pieces;
-  size_t next = 0;
-  for (size_t s = 0; s < runs.lumps_per_step.size(); ++s) {
-    for (size_t rank = runs.lumps_per_step[s]; rank < world_size_; ++rank) {
-      const size_t first = next;
-      if (next < rest.size()) take_segment(rest, next, runs.piece_cost[s]);
-      std::vector<size_t>& piece = pieces.emplace_back();
-      for (size_t k = first; k < next; ++k) piece.push_back(k);
-    }
-  }
-  return pieces;
-}
 
 // Steps a final cut of `entries` takes: enough for their mass at the full budget, and
 // for their segments at the full budget in key order. Sorts `entries` by key.

@@ -1,8 +1,10 @@
-// WindowPlanner's private parts, shared by its two source files: window_planner.cpp
-// (sorting, packing and a window's steps) and window_planner_final.cpp (the final cut
-// of what cannot be carried, and the placement of lumps). Not for other users.
+// WindowPlanner's private parts, shared by its three source files: window_planner.cpp
+// (sorting, packing and a window's steps), window_planner_final.cpp (the final cut of
+// what cannot be carried, and the levelling of a window's steps) and
+// window_planner_lumps.cpp (the placement of lumps). Not for other users.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -14,6 +16,13 @@ namespace evenfeed {
 // Samples per batch at or above which a sample is a filler: fine enough grain to cut
 // a batch to any cost level within a few percent.
 inline constexpr uint64_t kFillerPerBatch = 16;
+
+// A final step whose dearest batch costs at most this times the mean is level enough.
+inline constexpr double kLevelEnough = 1.04;
+
+// At most this many lumps are placed by plan_lump_runs (quadratic in their number);
+// more are dense enough to be cut W at a time.
+inline constexpr size_t kMostLumpsPlaced = 1024;
 
 struct WindowPlanner::Entry {
   uint64_t id;

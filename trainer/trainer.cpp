@@ -255,16 +255,26 @@ class Run {
 
 // The schedule needs the run's optimiser steps before the first, and counting an epoch's
 // steps plans it whole: about half a second per million samples. Where the epochs'
-// plans are independent (past 4,194,304 samples, where planning costs most) they are
-// counted at once on TBB's threads; otherwise in order, each the next one's reference.
+// plans are independent (past 4,194,304 samples, where planning costs most), each rank
+// counts every world-th epoch, those at once on TBB's threads, and the counts are
+// gathered; otherwise every rank counts them all in order, each the next one's
+// reference.
 void Run::plan_schedule() {
   const auto world = static_cast<uint32_t>(world_);
-  std::vector<uint64_t> micro(o_.epochs);
-  auto count = [&](uint32_t e) { micro[e] = plans_.count_steps(world, {o_.seed, e, {}}); };
+  std::vector<uint64_t> micro(o_.epochs, 0);
   if (plans_.epochs_independent(o_.seed)) {
-    tbb::parallel_for(uint32_t{0}, o_.epochs, count);
+    std::vector<uint32_t> mine;
+    for (auto e = static_cast<uint32_t>(rank_); e < o_.epochs; e += world) mine.push_back(e);
+    tbb::parallel_for(size_t{0}, mine.size(), [&](size_t k) {
+      micro[mine[k]] = plans_.count_steps(world, {o_.seed, mine[k], {}});
+    });
+    std::vector<uint64_t> all(micro.size() * world);
+    AllGatherOptions options;
+    options.timeout = o_.timeout;
+    comm_.all_gather(micro.data(), all.data(), micro.size() * sizeof(uint64_t), options)->wait();
+    for (uint32_t e = 0; e < o_.epochs; ++e) micro[e] = all[(e % world) * micro.size() + e];
   } else {
-    for (uint32_t e = 0; e < o_.epochs; ++e) count(e);
+    for (uint32_t e = 0; e < o_.epochs; ++e) micro[e] = plans_.count_steps(world, {o_.seed, e, {}});
   }
   uint64_t total = 0;
   for (const uint64_t steps : micro) total += (steps + o_.accum - 1) / o_.accum;

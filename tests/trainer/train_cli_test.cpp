@@ -227,16 +227,24 @@ TEST_F(TrainCli, TokenPlanDealtAtRandomCountsItsStepsAndResumesExactly) {
   const std::string flags =
       " --model tokens --tokens-per-rank 256 --oversize truncate --epochs 3 --lr 0.05 ";
   const std::string random = flags + "--no-fresh-mates ";
+  // The log's last learning rate is the cosine's at the run's last step.
+  auto expect_schedule_ends_with_the_run = [](const std::string& log_file, uint64_t steps) {
+    std::vector<double> rates;
+    std::ifstream in(log_file);
+    for (std::string line; std::getline(in, line);)
+      rates.push_back(nlohmann::json::parse(line).at("lr").get<double>());
+    ASSERT_EQ(rates.size(), steps);
+    const auto warmup = static_cast<uint64_t>(0.05 * static_cast<double>(steps));
+    const double progress = double(steps - 1 - warmup) / double(steps - warmup);
+    EXPECT_NEAR(rates.back(), 0.05 * 0.5 * (1 + std::cos(M_PI * progress)), 1e-12);
+  };
   auto full = train(1, random + "--log " + log, "r_full.bin", "tok");
-  std::vector<double> rates;
-  std::ifstream in(log);
-  for (std::string line; std::getline(in, line);)
-    rates.push_back(nlohmann::json::parse(line).at("lr").get<double>());
   const uint64_t steps = full["steps"].get<uint64_t>();
-  ASSERT_EQ(rates.size(), steps);
-  const auto warmup = static_cast<uint64_t>(0.05 * static_cast<double>(steps));
-  const double progress = double(steps - 1 - warmup) / double(steps - warmup);
-  EXPECT_NEAR(rates.back(), 0.05 * 0.5 * (1 + std::cos(M_PI * progress)), 1e-12);
+  expect_schedule_ends_with_the_run(log, steps);
+  // On two ranks each counts its own epochs (0 and 2, or 1) and the counts are gathered.
+  const std::string log2 = (scratch_ / "random2.jsonl").string();
+  auto two = train(2, random + "--log " + log2, "r_two.bin", "tok");
+  expect_schedule_ends_with_the_run(log2, two["steps"].get<uint64_t>());
   const uint64_t per_epoch = steps / 3;
   ASSERT_GT(per_epoch, 4u);
   train(1,

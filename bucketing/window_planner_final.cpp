@@ -42,10 +42,9 @@ size_t WindowPlanner::final_step_count(std::vector<Entry>& entries) const {
   double total = 0;
   for (const Entry& e : entries) total += options_.cost.per_sample(e.length);
   const double per_step = static_cast<double>(world_size_) * budget_;
-  size_t steps = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
-  const size_t segments = segment_count(entries, budget_);
-  while (segments > steps * world_size_) ++steps;
-  return steps;
+  const size_t by_mass = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
+  const size_t by_segments = (segment_count(entries, budget_) + world_size_ - 1) / world_size_;
+  return std::max(by_mass, by_segments);
 }
 
 // True when a final cut of `entries` would take more than one step and its last step

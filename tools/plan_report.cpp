@@ -158,11 +158,9 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
 // when asked) over what one step holds, W budgets. Where it is small the few samples
 // dear enough to fill a rank alone decide every step's balance, and the sweeps in
 // BENCHMARKS.md missed their targets mostly there.
-double full_budget_steps(const LengthSource& measured, const PlanRequest& r) {
+double full_budget_steps(double total_cost, const PlanRequest& r) {
   const CostModel& cost = r.bucketing_options.cost;
-  double total = 0;
-  for (uint64_t id = 0; id < measured.size(); ++id) total += cost.per_sample(measured.length(id));
-  return total /
+  return total_cost /
          (static_cast<double>(r.world_size) * cost.budget(r.bucketing_options.tokens_per_rank));
 }
 
@@ -181,9 +179,12 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   // The mean as planned: after truncation, when samples are cut to the budget. The
   // fixed-batch baseline's batch size comes from it.
   const TruncatedLengths measured(lengths, measured_truncation(r));
-  double mean = 0;
-  for (uint64_t id = 0; id < measured.size(); ++id)
-    mean += static_cast<double>(measured.length(id));
+  double mean = 0, total_cost = 0;
+  for (uint64_t id = 0; id < measured.size(); ++id) {
+    const uint64_t length = measured.length(id);
+    mean += static_cast<double>(length);
+    total_cost += r.bucketing_options.cost.per_sample(length);
+  }
   mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
   const uint64_t cap = r.bucketing_options.max_batch_size;  // kNoBatchCap: reported as 0
   const bool cap_chosen = r.bucketing && request.bucketing_options.max_batch_size == 0;
@@ -206,7 +207,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"mean_length", mean},
                       {"truncated", measured_truncation(r) != UINT64_MAX}};
   if (r.bucketing) {
-    report["config"]["full_budget_steps"] = full_budget_steps(measured, r);
+    report["config"]["full_budget_steps"] = full_budget_steps(total_cost, r);
     report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
     // Whether each epoch's deal steered away from the previous epoch's batch mates.
     report["config"]["fresh_mates"] = steers_from_previous_mates(r.bucketing_options, lengths);

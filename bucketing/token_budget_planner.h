@@ -35,8 +35,11 @@ namespace evenfeed {
 // with half the noise (after 6743fa1), 10 since each epoch's deal steers away from the
 // previous epoch's batch mates (BucketingOptions::fresh_mates, after 1897bba), 11 since
 // a window's end may be made less level on average for a more level worst step
-// (kMeanPerWorstGained, after e1351bd).
-inline constexpr int kTokenBudgetPlanRevision = 12;
+// (kMeanPerWorstGained, after e1351bd), 12 since batches are exchanged between steps
+// until every step is within 1.02 (kSwapUntil, after b27fd48), 13 since a capped step
+// out of level tries the levels its coarsest batches fit exactly (capped_level, after
+// 3c25a5b).
+inline constexpr int kTokenBudgetPlanRevision = 13;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

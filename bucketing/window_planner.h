@@ -14,8 +14,12 @@
 // 3. Remaining fillers are packed at the full budget; batches sorted by cost form steps
 //    W at a time. With a sample cap or token bound, fillers too short to fill the
 //    budget at the cap ("capped") are cut apart, shortest first: a step's first batch
-//    at the cap, the others cut to its cost. They never complete a coarse group whose
-//    level they cannot reach, and are not taken back for a final cut.
+//    at the cap, the others cut to its cost, or, when that step would be out of level
+//    (longer samples cut in coarse grains), to the level its coarsest batches fit
+//    (capped_level). They never complete a coarse group whose level they cannot
+//    reach, and are not taken back for a final cut. A window finished (step 4) after
+//    such a level was chosen is finished from the plain capped steps too, and the
+//    more level end kept: what the capped steps leave over feeds the final cut.
 // 4. What does not make a whole step is carried into the next window; in the last
 //    window it is cut into exactly W balanced batches per step (taking back planned
 //    steps first when it is too light to balance, and the finest-grained ones when
@@ -54,7 +58,8 @@
 //    sample takes, of a few places drawn, one beside the fewest of its former mates.
 // 7. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
-// Steps 1-3, 6 and 7 live in window_planner.cpp, steps 4 and 5 and the padding guard in
+// Steps 1-3, 6 and 7 live in window_planner.cpp (the capped steps of step 3 in
+// window_planner_capped.cpp), steps 4 and 5 and the padding guard in
 // window_planner_final.cpp, the lumps' placement of step 4 in window_planner_lumps.cpp.
 #pragma once
 
@@ -129,6 +134,8 @@ class WindowPlanner {
   bool reaches_at_cap(const Entry& e, double level) const;
   Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false,
                      size_t* unreachable = nullptr) const;
+  size_t skip_unreachable(const std::vector<Entry>& fillers, size_t end, double level) const;
+  size_t batch_below(const std::vector<Entry>& fillers, size_t end, double level, Batch& b) const;
   struct Planned;  // a step under construction, with its mean sample length
   struct Work;     // what one window's planning has made so far
   Planned make_step(std::vector<Batch> batches) const;
@@ -144,11 +151,18 @@ class WindowPlanner {
   static double padding_share(const std::vector<Planned>& planned);
   void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
-  void plan_capped(Work& work) const;
+  bool plan_capped(Work& work, bool choose_levels) const;
+  std::vector<Batch> capped_step_at(const std::vector<Entry>& capped, double level) const;
+  double capped_level(const std::vector<Entry>& capped, double first_level) const;
   void cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) const;
   struct FinishWay;  // how finish() makes a window's end; finish_level tries several
   void finish(Work& work, const FinishWay& way) const;
   std::vector<Planned> finish_level(Work work) const;
+  struct StepsLevel {
+    double worst = 1, mean = 0;  // max/mean of the worst step; mean over steps
+  };
+  StepsLevel level_of(const std::vector<Planned>& steps) const;
+  static bool more_level(const StepsLevel& a, const StepsLevel& b);
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
   double lump_level() const;

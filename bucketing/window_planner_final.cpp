@@ -307,20 +307,8 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     level_by_swaps(w.planned);
     return std::move(w.planned);
   };
-  struct Level {
-    double worst = 1, mean = 0;  // max/mean of the worst step; mean over steps
-  };
-  auto level_of = [this](const std::vector<Planned>& steps) {
-    Level level;
-    for (const Planned& step : steps) {
-      const double ratio = imbalance(step);
-      level.worst = std::max(level.worst, ratio);
-      level.mean += ratio / static_cast<double>(steps.size());
-    }
-    return level;
-  };
   std::vector<Planned> best = finished(work, {});
-  Level best_level = level_of(best);
+  StepsLevel best_level = level_of(best);
   if (best_level.worst <= kLevelEnough) return best;
   std::vector<FinishWay> others;
   if (bounded()) others.push_back({.set_aside = true});
@@ -338,14 +326,30 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
   }
   for (const FinishWay& way : others) {
     std::vector<Planned> steps = finished(work, way);
-    const Level level = level_of(steps);
-    if (level.worst < best_level.worst &&
-        level.mean <= best_level.mean + kMeanPerWorstGained * (best_level.worst - level.worst)) {
+    const StepsLevel level = level_of(steps);
+    if (more_level(level, best_level)) {
       best = std::move(steps);
       best_level = level;
     }
   }
   return best;
+}
+
+// How level `steps` are: max/mean of the worst, and the mean over steps.
+WindowPlanner::StepsLevel WindowPlanner::level_of(const std::vector<Planned>& steps) const {
+  StepsLevel level;
+  for (const Planned& step : steps) {
+    const double ratio = imbalance(step);
+    level.worst = std::max(level.worst, ratio);
+    level.mean += ratio / static_cast<double>(steps.size());
+  }
+  return level;
+}
+
+// Whether steps at `a` are more level than at `b`: their worst step more level, and
+// their mean no worse, give or take kMeanPerWorstGained of what the worst step gains.
+bool WindowPlanner::more_level(const StepsLevel& a, const StepsLevel& b) {
+  return a.worst < b.worst && a.mean <= b.mean + kMeanPerWorstGained * (b.worst - a.worst);
 }
 
 // The noise is what trades padding for fresh batch mates, and most corpora can afford

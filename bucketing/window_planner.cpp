@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "bucketing/batch_dealing.h"
 #include "bucketing/epoch_mates.h"
@@ -205,11 +206,14 @@ WindowPlanner::Batch WindowPlanner::cut_to_level(std::vector<Entry>& fillers, do
     if (unreachable != nullptr) end = std::min(end, *unreachable);
     end = skip_unreachable(fillers, end, level);
   }
-  Batch b;
-  const size_t begin = batch_below(fillers, end, level, b);
-  fillers.erase(fillers.begin() + static_cast<long>(begin),
+  const Span span = batch_below(fillers, end, level);
+  Batch b{.entries = {fillers.rbegin() + static_cast<long>(fillers.size() - end),
+                      fillers.rbegin() + static_cast<long>(fillers.size() - span.begin)},
+          .longest = span.longest,
+          .cost = span.cost};
+  fillers.erase(fillers.begin() + static_cast<long>(span.begin),
                 fillers.begin() + static_cast<long>(end));
-  if (unreachable != nullptr) *unreachable = begin;
+  if (unreachable != nullptr) *unreachable = span.begin;
   return b;
 }
 
@@ -222,22 +226,21 @@ size_t WindowPlanner::skip_unreachable(const std::vector<Entry>& fillers, size_t
   return end;
 }
 
-// Fills `b` with fillers[begin, end), taken from `end` down while the batch stays at
-// or under `level`, the cap and the token bound (one sample at least); returns `begin`.
-size_t WindowPlanner::batch_below(const std::vector<Entry>& fillers, size_t end, double level,
-                                  Batch& b) const {
-  size_t begin = end;
-  while (begin > 0 && b.entries.size() < cap_) {
-    const Entry& e = fillers[begin - 1];
-    const uint64_t longest = std::max(b.longest, e.length);
-    const double cost = options_.cost.batch(b.entries.size() + 1, longest);
-    if (!b.entries.empty() && (cost > level || !fits(b.entries.size() + 1, longest))) break;
-    b.entries.push_back(e);
-    b.longest = longest;
-    b.cost = cost;
-    --begin;
+// The batch of fillers[begin, end) taken from `end` down while it stays at or under
+// `level`, the cap and the token bound (one sample at least), without copying them.
+WindowPlanner::Span WindowPlanner::batch_below(const std::vector<Entry>& fillers, size_t end,
+                                               double level) const {
+  Span span{.begin = end};
+  while (span.begin > 0 && span.count < cap_) {
+    const uint64_t longest = std::max(span.longest, fillers[span.begin - 1].length);
+    const double cost = options_.cost.batch(span.count + 1, longest);
+    if (span.count > 0 && (cost > level || !fits(span.count + 1, longest))) break;
+    span.longest = longest;
+    span.cost = cost;
+    --span.begin;
+    ++span.count;
   }
-  return begin;
+  return span;
 }
 
 WindowPlanner::Planned WindowPlanner::make_step(std::vector<Batch> batches) const {
@@ -487,18 +490,14 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
   plan_fillers(std::move(fillers), work);
   // Carry what is left into the next window, unless this is the last one or the carry
   // would outgrow a window (then it is cut here, as well as it can be).
-  const uint64_t carry_room = std::max<uint64_t>(options_.window, world_size_);
-  const bool may_finish = last || work.leftover.size() + work.capped.size() > carry_room;
-  std::vector<Entry> capped_before;  // for an end made without the capped levels (below)
-  if (may_finish) capped_before = work.capped;
-  const size_t apart_before = work.apart.size();
-  const bool relevelled = plan_capped(work, true);
-  if (!last && work.leftover.size() + work.capped.size() <= carry_room) {
+  std::optional<CappedFork> fork = plan_capped(work, true);
+  if (!last && work.leftover.size() + work.capped.size() <=
+                   std::max<uint64_t>(options_.window, world_size_)) {
     for (const Entry& e : work.leftover) carry.push_back({e.id, e.length});
     for (const Entry& e : work.capped) carry.push_back({e.id, e.length});
     for (Planned& p : work.apart) work.planned.push_back(std::move(p));
     level_by_swaps(work.planned);
-  } else if (!relevelled) {
+  } else if (!fork) {
     work.planned = finish_level(std::move(work));
   } else {
     // The capped steps' levels change which of them are left over, and a window's end
@@ -506,9 +505,9 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
     // kept (on a synthetic corpus at 16 ranks, 2 of 10 seeds ended at 1.11-1.12 with
     // the levels chosen, 1.06-1.08 without them).
     Work plain{.planned = work.planned,
-               .apart = {work.apart.begin(), work.apart.begin() + static_cast<long>(apart_before)},
+               .apart = {work.apart.begin(), work.apart.begin() + static_cast<long>(fork->apart)},
                .leftover = work.leftover,
-               .capped = std::move(capped_before)};
+               .capped = std::move(fork->capped)};
     plan_capped(plain, false);
     std::vector<Planned> chosen = finish_level(std::move(work));
     std::vector<Planned> plain_end = finish_level(std::move(plain));

@@ -135,7 +135,8 @@ class WindowPlanner {
   Batch cut_to_level(std::vector<Entry>& fillers, double level, bool from_shortest = false,
                      size_t* unreachable = nullptr) const;
   size_t skip_unreachable(const std::vector<Entry>& fillers, size_t end, double level) const;
-  size_t batch_below(const std::vector<Entry>& fillers, size_t end, double level, Batch& b) const;
+  struct Span;  // the fillers a batch would take, its longest sample and its cost
+  Span batch_below(const std::vector<Entry>& fillers, size_t end, double level) const;
   struct Planned;  // a step under construction, with its mean sample length
   struct Work;     // what one window's planning has made so far
   Planned make_step(std::vector<Batch> batches) const;
@@ -151,8 +152,10 @@ class WindowPlanner {
   static double padding_share(const std::vector<Planned>& planned);
   void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
-  bool plan_capped(Work& work, bool choose_levels) const;
-  std::vector<Batch> capped_step_at(const std::vector<Entry>& capped, double level) const;
+  struct CappedFork;  // where plan_capped first chose a level of its own
+  std::optional<CappedFork> plan_capped(Work& work, bool choose_levels) const;
+  std::vector<Span> capped_step_at(const std::vector<Entry>& capped, double level) const;
+  double imbalance(const std::vector<Span>& spans) const;
   double capped_level(const std::vector<Entry>& capped, double first_level) const;
   void cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) const;
   struct FinishWay;  // how finish() makes a window's end; finish_level tries several

@@ -2,6 +2,7 @@
 // filling the budget are cut into steps of their own, shortest first, each step at a
 // level of its own (plan_capped, step 3 in window_planner.h).
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "bucketing/window_planner.h"
@@ -20,14 +21,14 @@ static constexpr size_t kCappedLevelProposers = 8;
 // the step's level (capped_level). These steps stay apart from the rest: their samples
 // cannot reach the levels of coarse lumps, so they are neither taken back nor borrowed
 // from for a final cut. What does not make a whole step stays in `capped`.
-bool WindowPlanner::plan_capped(Work& work, bool choose_levels) const {
+std::optional<WindowPlanner::CappedFork> WindowPlanner::plan_capped(Work& work,
+                                                                    bool choose_levels) const {
   std::vector<Entry>& capped = work.capped;
-  bool relevelled = false;
+  std::optional<CappedFork> fork;
   while (!capped.empty()) {
-    Batch first;
-    batch_below(capped, capped.size(), budget_, first);
-    const double level = choose_levels ? capped_level(capped, first.cost) : first.cost;
-    relevelled = relevelled || level != first.cost;
+    const double first_level = batch_below(capped, capped.size(), budget_).cost;
+    const double level = choose_levels ? capped_level(capped, first_level) : first_level;
+    if (level != first_level && !fork) fork = CappedFork{capped, work.apart.size()};
     std::vector<Batch> step{cut_to_level(capped, level, true)};
     while (step.size() < world_size_) {
       Batch b = cut_to_level(capped, level);
@@ -40,22 +41,28 @@ bool WindowPlanner::plan_capped(Work& work, bool choose_levels) const {
     }
     work.apart.push_back(make_step(std::move(step)));
   }
-  return relevelled;
+  return fork;
 }
 
 // The step plan_capped would cut from the back of `capped` at `level`, without taking
 // it: fewer than W batches when the samples run out.
-std::vector<WindowPlanner::Batch> WindowPlanner::capped_step_at(const std::vector<Entry>& capped,
-                                                                double level) const {
-  std::vector<Batch> step(1);
-  size_t end = batch_below(capped, capped.size(), level, step.front());
-  while (step.size() < world_size_) {
-    Batch b;
-    end = batch_below(capped, skip_unreachable(capped, end, level), level, b);
-    if (b.entries.empty()) break;
-    step.push_back(std::move(b));
-  }
+std::vector<WindowPlanner::Span> WindowPlanner::capped_step_at(const std::vector<Entry>& capped,
+                                                               double level) const {
+  std::vector<Span> step{batch_below(capped, capped.size(), level)};
+  while (step.size() < world_size_ && step.back().count > 0)
+    step.push_back(batch_below(capped, skip_unreachable(capped, step.back().begin, level), level));
+  if (step.back().count == 0) step.pop_back();
   return step;
+}
+
+// max/mean of the spans' costs over W ranks.
+double WindowPlanner::imbalance(const std::vector<Span>& spans) const {
+  double total = 0, dearest = 0;
+  for (const Span& s : spans) {
+    total += s.cost;
+    dearest = std::max(dearest, s.cost);
+  }
+  return total > 0 ? dearest * static_cast<double>(world_size_) / total : 1.0;
 }
 
 // The level the next capped step is cut at. Its first batch, of the shortest samples,
@@ -67,16 +74,15 @@ std::vector<WindowPlanner::Batch> WindowPlanner::capped_step_at(const std::vecto
 // levels at which its coarsest batches are exact (their count, or one more) are tried
 // as well, and the most level step kept; the samples it leaves go to the next step.
 double WindowPlanner::capped_level(const std::vector<Entry>& capped, double first_level) const {
-  std::vector<Batch> step = capped_step_at(capped, first_level);
+  std::vector<Span> step = capped_step_at(capped, first_level);
   if (step.size() < world_size_) return first_level;
   double best_level = first_level, best = imbalance(step);
   if (best <= kCappedLevelEnough) return first_level;
-  std::stable_sort(step.begin(), step.end(), [](const Batch& a, const Batch& b) {
-    return a.entries.size() < b.entries.size();
-  });
+  std::stable_sort(step.begin(), step.end(),
+                   [](const Span& a, const Span& b) { return a.count < b.count; });
   std::vector<double> levels;
   for (size_t k = 0; k < std::min(step.size(), kCappedLevelProposers); ++k) {
-    for (uint64_t count : {step[k].entries.size(), step[k].entries.size() + 1}) {
+    for (uint64_t count : {step[k].count, step[k].count + 1}) {
       if (fits(count, step[k].longest))
         levels.push_back(options_.cost.batch(count, step[k].longest));
     }
@@ -85,7 +91,7 @@ double WindowPlanner::capped_level(const std::vector<Entry>& capped, double firs
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
   for (double level : levels) {
     if (level == first_level) continue;
-    const std::vector<Batch> trial = capped_step_at(capped, level);
+    const std::vector<Span> trial = capped_step_at(capped, level);
     if (trial.size() < world_size_) continue;
     if (const double after = imbalance(trial); after < best) {
       best = after;

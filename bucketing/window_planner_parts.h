@@ -37,6 +37,21 @@ struct WindowPlanner::Batch {
   double cost = 0;
 };
 
+// The batch batch_below would cut: fillers[begin, begin + count), its longest sample and
+// its cost.
+struct WindowPlanner::Span {
+  size_t begin = 0, count = 0;
+  uint64_t longest = 0;
+  double cost = 0;
+};
+
+// Where plan_capped first cut a step at a level of its own choosing: the capped samples
+// left then, and how many steps were apart; the plain capped steps go on from there.
+struct WindowPlanner::CappedFork {
+  std::vector<Entry> capped;
+  size_t apart = 0;
+};
+
 struct WindowPlanner::Planned {
   std::vector<Batch> batches;
   double mean_length = 0;

@@ -55,14 +55,9 @@ std::vector<WindowPlanner::Span> WindowPlanner::capped_step_at(const std::vector
   return step;
 }
 
-// max/mean of the spans' costs over W ranks.
+// max/mean of the spans' costs, as imbalance(batches) of the batches they would be.
 double WindowPlanner::imbalance(const std::vector<Span>& spans) const {
-  double total = 0, dearest = 0;
-  for (const Span& s : spans) {
-    total += s.cost;
-    dearest = std::max(dearest, s.cost);
-  }
-  return total > 0 ? dearest * static_cast<double>(world_size_) / total : 1.0;
+  return max_over_mean(spans, world_size_);
 }
 
 // The level the next capped step is cut at. Its first batch, of the shortest samples,

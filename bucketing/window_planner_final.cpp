@@ -94,12 +94,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> 
 
 // max/mean of the batches' costs, counting the ranks without a batch (1 when empty).
 double WindowPlanner::imbalance(const std::vector<Batch>& batches) const {
-  double total = 0, dearest = 0;
-  for (const Batch& b : batches) {
-    total += b.cost;
-    dearest = std::max(dearest, b.cost);
-  }
-  return total > 0 ? dearest * static_cast<double>(world_size_) / total : 1.0;
+  return max_over_mean(batches, world_size_);
 }
 
 // A final step whose cheapest batches are short fillers far below the rest (a thousand

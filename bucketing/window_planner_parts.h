@@ -4,6 +4,7 @@
 // window_planner_lumps.cpp (the placement of lumps). Not for other users.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,18 @@ inline constexpr double kLevelEnough = 1.04;
 // At most this many lumps are placed by plan_lump_runs (quadratic in their number);
 // more are dense enough to be cut W at a time.
 inline constexpr size_t kMostLumpsPlaced = 1024;
+
+// max/mean over `ranks` of the costs of `items` (batches, or spans of batches to be),
+// the ranks without one counting as 0; 1 when they cost nothing.
+template <typename Items>
+double max_over_mean(const Items& items, size_t ranks) {
+  double total = 0, dearest = 0;
+  for (const auto& item : items) {
+    total += item.cost;
+    dearest = std::max(dearest, item.cost);
+  }
+  return total > 0 ? dearest * static_cast<double>(ranks) / total : 1.0;
+}
 
 struct WindowPlanner::Entry {
   uint64_t id;

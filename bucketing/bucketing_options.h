@@ -30,8 +30,13 @@ struct BucketingOptions {
   // from 64 to 65,536 that brings the estimate under it, each estimated with the noise
   // it would be planned with (and on batches not yet dealt); when none does, the one
   // with the least estimate if that is below `least_cap_share` of full batches'.
-  // kNoBatchCap: no cap.
+  // A cap set here is a ceiling: the same choice is made among the caps below it, so a
+  // user's cap for memory does not bring back the repeated pairs the automatic cap
+  // avoids (`repeated_pairs_target` 0 keeps it exact). kNoBatchCap: no cap.
   uint64_t max_batch_size = 0;
+  // Set by resolve_automatic once max_batch_size is the cap to plan with, so options
+  // resolved once and passed on are not capped again below their chosen cap.
+  bool max_batch_size_resolved = false;
   // The re-batched pair share the automatic cap aims under (0: never cap automatically).
   double repeated_pairs_target = 0.08;
   // When no cap brings the estimate under the target, the cap with the least estimate

@@ -109,9 +109,11 @@ static constexpr double kCapTrigger = 1.25;
 
 AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options) {
   BucketingOptions o = options;
+  // The caller's cap, if any, is the largest tried ("full" batches below).
+  const uint64_t ceiling = options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap;
   if (options.repeated_pairs_target <= 0) {
     if (o.noise_cap == 0) o.noise_cap = automatic_noise_cap(lengths, o);
-    return {kNoBatchCap, o.noise_cap};
+    return {ceiling, o.noise_cap};
   }
   if (o.window == 0) o.window = automatic_window(lengths, options);
   // With the noise left to choose, each cap is estimated with the noise it would be
@@ -161,11 +163,12 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   double least_share = 2, full_share = 0;  // full_share: full batches', last walk
   auto largest_meeting = [&](double noise_padding) -> std::optional<AutomaticCap> {
     noise = 0;
-    full_share = share(kNoBatchCap, noise_padding);
-    if (!full) full = AutomaticCap{kNoBatchCap, o.noise_cap};
+    full_share = share(ceiling, noise_padding);
+    if (!full) full = AutomaticCap{ceiling, o.noise_cap};
     if (full_share <= kCapTrigger * options.repeated_pairs_target)
-      return AutomaticCap{kNoBatchCap, o.noise_cap};
+      return AutomaticCap{ceiling, o.noise_cap};
     for (uint64_t cap : kBatchCaps) {
+      if (cap >= ceiling) continue;
       const double capped = share(cap, noise_padding);
       if (capped <= options.repeated_pairs_target) return AutomaticCap{cap, o.noise_cap};
       if (capped < least_share) {
@@ -196,10 +199,11 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
 
 BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options) {
   if (options.window == 0) options.window = automatic_window(lengths, options);
-  if (options.max_batch_size == 0) {
+  if (!options.max_batch_size_resolved) {
     const AutomaticCap chosen = automatic_batch_cap(lengths, options);
     options.max_batch_size = chosen.max_batch_size;
     options.noise_cap = chosen.noise_cap;
+    options.max_batch_size_resolved = true;
   }
   if (options.noise_cap == 0) options.noise_cap = automatic_noise_cap(lengths, options);
   return options;

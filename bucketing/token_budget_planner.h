@@ -38,8 +38,9 @@ namespace evenfeed {
 // (kMeanPerWorstGained, after e1351bd), 12 since batches are exchanged between steps
 // until every step is within 1.02 (kSwapUntil, after b27fd48), 13 since a capped step
 // out of level tries the levels its coarsest batches fit exactly (capped_level, after
-// 3c25a5b).
-inline constexpr int kTokenBudgetPlanRevision = 13;
+// 3c25a5b), 14 since a sample cap the caller sets is a ceiling for the automatic one
+// (BucketingOptions::max_batch_size, after 8236d0e).
+inline constexpr int kTokenBudgetPlanRevision = 14;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);
@@ -62,11 +63,12 @@ inline constexpr uint64_t kMostPairProbes = uint64_t{1} << 21;
 // order `first` that share one in the order `second`: the same items, ids 0..n-1.
 double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vector<PlanItem>& first,
                                   const std::vector<PlanItem>& second);
-// The cap BucketingOptions::max_batch_size = 0 stands for, and the noise cap to plan
-// with (options.noise_cap, or when that is 0 the one chosen for this cap). kNoBatchCap
-// when greedy batches filled to the budget over a window's worth of evenly spaced
-// samples re-batch at most 1.25 x options.repeated_pairs_target of their pairs (or when
-// no cap brings them under the target); otherwise the largest of kBatchCaps that does.
+// The sample cap to plan with, and the noise cap to plan with (options.noise_cap, or
+// when that is 0 the one chosen for this cap). The ceiling is options.max_batch_size, or
+// no cap when that is 0. The ceiling when greedy batches filled to the budget (and the
+// ceiling) over a window's worth of evenly spaced samples re-batch at most 1.25 x
+// options.repeated_pairs_target of their pairs (or when no cap brings them under the
+// target); otherwise the largest of kBatchCaps below the ceiling that does.
 // Each cap is estimated with the noise it would be planned with (the widest that fits
 // the noise's padding target with that cap), from two noisy sorts per noise tried.
 struct AutomaticCap {
@@ -75,11 +77,12 @@ struct AutomaticCap {
 };
 AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options);
 
-// `options` with window = 0, max_batch_size = 0 and noise_cap = 0 replaced by what they
-// stand for with these lengths. Choosing the cap and the noise sorts a window's worth of
-// lengths up to seven times (about a second and a half for a million samples), so a
-// caller that makes a planner per epoch resolves once and passes the result; the
-// planner resolves what is still 0 itself.
+// `options` with window = 0 and noise_cap = 0 replaced by what they stand for with
+// these lengths, and max_batch_size by the cap chosen under it (max_batch_size_resolved
+// then set, so resolving again changes nothing). Choosing the cap and the noise sorts a
+// window's worth of lengths up to seven times (about a second and a half for a million
+// samples), so a caller that makes a planner per epoch resolves once and passes the
+// result; the planner resolves what is still unresolved itself.
 BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options);
 
 class TokenBudgetPlanner : public StepPlanner {

@@ -48,7 +48,9 @@ void add_plan(CLI::App& app, Runner& run) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_option("--max-batch-size", r.bucketing_options.max_batch_size,
                   "Most samples in one batch (0: from the data, a cap only when full "
-                  "batches would repeat more than 1.25 x --pairs-target of their pairs)")
+                  "batches would repeat more than 1.25 x --pairs-target of their pairs; "
+                  "a cap given is a ceiling and the same choice is made below it, exact "
+                  "with --pairs-target 0)")
       ->check(kNotNegative);
   cmd->add_option("--pairs-target", r.bucketing_options.repeated_pairs_target,
                   "Share of re-batched pairs the automatic sample cap aims under (0: no "

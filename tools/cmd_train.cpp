@@ -151,8 +151,8 @@ void add_train(CLI::App& app, Runner& run) {
                   "Token budget per rank per micro-step (length bucketing)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   cmd->add_option("--max-batch-size", o.max_batch_size,
-                  "With --tokens-per-rank: most samples per batch (0: from the data, as in "
-                  "`evenfeed plan`)")
+                  "With --tokens-per-rank: most samples per batch (0: from the data; a "
+                  "cap given is a ceiling for that choice, as in `evenfeed plan`)")
       ->check(kNotNegative);
   cmd->add_option("--oversize", f.oversize,
                   "With --tokens-per-rank, a longer sample: error, or truncate it to the budget")

@@ -187,7 +187,9 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   }
   mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
   const uint64_t cap = r.bucketing_options.max_batch_size;  // kNoBatchCap: reported as 0
-  const bool cap_chosen = r.bucketing && request.bucketing_options.max_batch_size == 0;
+  // Chosen from the data: with no cap given, or one below the cap given (a ceiling).
+  const uint64_t cap_given = request.bucketing_options.max_batch_size;
+  const bool cap_chosen = r.bucketing && (cap_given == 0 || cap != cap_given);
   nlohmann::json report;
   report["config"] = {{"samples", lengths.size()},
                       {"world_size", r.world_size},
@@ -199,6 +201,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"noise_cap", r.bucketing_options.noise_cap},
                       {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
                       {"max_batch_size_automatic", cap_chosen},
+                      {"max_batch_size_given", cap_given},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},
@@ -252,11 +255,20 @@ std::string plan_report_text(const nlohmann::json& report) {
       c["planner"].get<std::string>(), c["tokens_per_rank"].get<uint64_t>(),
       c["cost"].get<std::string>(), c["epochs"].get<uint32_t>(), c["seed"].get<uint64_t>());
   if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0) {
-    out += fmt::format("at most {} samples per batch{}\n", c["max_batch_size"].get<uint64_t>(),
-                       c.value("max_batch_size_automatic", false)
-                           ? " (chosen from the data: full batches would batch too many of the "
-                             "same samples together again; --pairs-target 0 keeps them full)"
-                           : "");
+    const uint64_t given = c.value("max_batch_size_given", uint64_t{0});
+    std::string why;
+    if (c.value("max_batch_size_automatic", false) && given == 0) {
+      why =
+          " (chosen from the data: full batches would batch too many of the same samples "
+          "together again; --pairs-target 0 keeps them full)";
+    } else if (c.value("max_batch_size_automatic", false)) {
+      why = fmt::format(
+          " (chosen under --max-batch-size {}: batches of up to {} would batch too many of the "
+          "same samples together again; --pairs-target 0 keeps the cap given)",
+          given, given);
+    }
+    out +=
+        fmt::format("at most {} samples per batch{}\n", c["max_batch_size"].get<uint64_t>(), why);
   }
   if (c.contains("full_budget_steps")) {
     const double steps = c["full_budget_steps"].get<double>();

@@ -541,8 +541,9 @@ TEST(TokenBudgetPlanner, NoisySortIsTheSameFromAnyStartingOrder) {
 // next epoch it meets many of the same mates again. The automatic sample cap, chosen
 // from two epochs' greedy batches over the window, brings the repeated pairs under the
 // 10% target without breaking the others; where full batches already meet it (long
-// samples, linear cost: a few per batch), no cap is set. A cap the user sets is kept,
-// and a target of 0 turns the choice off.
+// samples, linear cost: a few per batch), no cap is set. A cap the user sets is a
+// ceiling: the same choice is made below it (a cap of 300 for memory would re-batch
+// the pairs the automatic cap avoids), and a target of 0 keeps it exact.
 TEST(TokenBudgetPlanner, AutomaticSampleCapRebatchesFewerPairsWhereFullBatchesRepeatThem) {
   const auto lengths = log_normal(60000, 6, 19, 12, 0.8);
   SpanLengths source(lengths);
@@ -566,7 +567,15 @@ TEST(TokenBudgetPlanner, AutomaticSampleCapRebatchesFewerPairsWhereFullBatchesRe
   linear.oversize = OversizePolicy::kTruncate;
   EXPECT_EQ(resolve_automatic(long_source, linear).max_batch_size, kNoBatchCap);
   o.max_batch_size = 300;
-  EXPECT_EQ(resolve_automatic(source, o).max_batch_size, 300u);
+  const BucketingOptions under_ceiling = resolve_automatic(source, o);
+  EXPECT_EQ(under_ceiling.max_batch_size, std::min<uint64_t>(cap, 256));
+  EXPECT_EQ(resolve_automatic(source, under_ceiling).max_batch_size, under_ceiling.max_batch_size)
+      << "resolving resolved options again must not cap them again";
+  EXPECT_LE(two_epochs_at_8(source, o).repeated_pair_share(), 0.10);
+  BucketingOptions exact = o;
+  exact.repeated_pairs_target = 0;
+  EXPECT_EQ(resolve_automatic(source, exact).max_batch_size, 300u);
+  EXPECT_GT(two_epochs_at_8(source, exact).repeated_pair_share(), 0.10);
 }
 
 // Changelog-like entries (3% long). Under a quadratic budget a full batch holds a thousand short

@@ -187,7 +187,8 @@ TEST(PlanCli, MaxBatchTokensBoundsEveryBatchOfAQuadraticPlan) {
 // Thousands of 1-5-token samples under a quadratic budget would fill each batch with
 // most of the samples of its lengths, every epoch: the sample cap is then chosen from
 // the data, reported in the config and the text; --pairs-target 0 keeps batches full, a
-// cap given is kept, and a target outside [0, 1] is refused.
+// cap given below the chosen one is kept, one above it is a ceiling the same cap is
+// chosen under (exact with --pairs-target 0), and a target outside [0, 1] is refused.
 TEST(PlanCli, AutomaticSampleCapIsReportedAndCanBeTurnedOff) {
   testing::TempDir tmp;
   std::string text;
@@ -208,6 +209,17 @@ TEST(PlanCli, AutomaticSampleCapIsReportedAndCanBeTurnedOff) {
   auto given = nlohmann::json::parse(run_command(plan + "--json --max-batch-size 100").out);
   EXPECT_EQ(given["config"]["max_batch_size"], 100);
   EXPECT_FALSE(given["config"]["max_batch_size_automatic"].get<bool>());
+  auto ceiling = nlohmann::json::parse(run_command(plan + "--json --max-batch-size 100000").out);
+  EXPECT_EQ(ceiling["config"]["max_batch_size"], j["config"]["max_batch_size"]);
+  EXPECT_TRUE(ceiling["config"]["max_batch_size_automatic"].get<bool>());
+  EXPECT_EQ(ceiling["config"]["max_batch_size_given"], 100000);
+  EXPECT_NE(run_command(plan + "--max-batch-size 100000")
+                .out.find("chosen under --max-batch-size 100000"),
+            std::string::npos);
+  auto exact = nlohmann::json::parse(
+      run_command(plan + "--json --max-batch-size 100000 --pairs-target 0").out);
+  EXPECT_EQ(exact["config"]["max_batch_size"], 100000);
+  EXPECT_FALSE(exact["config"]["max_batch_size_automatic"].get<bool>());
   EXPECT_NE(run_command(plan).out.find("samples per batch (chosen from the data"),
             std::string::npos);
   auto bad = run_command(plan + "--pairs-target 1.5");

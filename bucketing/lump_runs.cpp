@@ -1,6 +1,7 @@
 #include "bucketing/lump_runs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace evenfeed {
@@ -143,6 +144,78 @@ std::optional<FluidRuns> plan_fluid_runs(std::span<const double> lumps, double f
     out.piece_cost.push_back(run < W ? need / static_cast<double>(W - run) : 0.0);
     i += run;
   }
+  return out;
+}
+
+namespace {
+
+// The runs of coarse batches that least cost excess + price x filler mass, from every
+// batch on: each start's least cost, the filler mass and excess of that choice, and
+// its first run.
+struct PricedRuns {
+  std::vector<double> cost, mass, excess;
+  std::vector<size_t> run;
+};
+
+PricedRuns plan_coarse_at(std::span<const double> costs, const std::vector<double>& sums, size_t W,
+                          double reach, double price) {
+  const size_t n = costs.size();
+  PricedRuns p{std::vector<double>(n + 1, std::numeric_limits<double>::infinity()),
+               std::vector<double>(n + 1, 0), std::vector<double>(n + 1, 0),
+               std::vector<size_t>(n + 1, 0)};
+  p.cost[n] = 0;
+  for (size_t i = n; i-- > 0;) {
+    const double dearest = costs[i];
+    const bool fillable = dearest <= reach;
+    for (size_t run = 1; run <= std::min(W, n - i); ++run) {
+      if (!fillable && run < W && i + run < n) continue;
+      const double pieces = fillable ? static_cast<double>(W - run) * dearest : 0.0;
+      const double mass = sums[i + run] - sums[i] + pieces;
+      const double excess = (mass > 0 ? static_cast<double>(W) * dearest / mass : 1.0) - 1;
+      const double total = excess + price * pieces + p.cost[i + run];
+      if (total < p.cost[i]) {
+        p.cost[i] = total;
+        p.mass[i] = pieces + p.mass[i + run];
+        p.excess[i] = excess + p.excess[i + run];
+        p.run[i] = run;
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<CoarseRuns> plan_coarse_runs(std::span<const double> costs, double filler_mass,
+                                           size_t world_size, double reach) {
+  const size_t n = costs.size(), W = world_size;
+  if (n == 0 || W == 0) return CoarseRuns{};
+  const std::vector<double> sums = prefix_sums(costs);
+  // The price of filler mass, in excess per unit of the dearest batch's cost: from
+  // none (every run as level as pieces can make it) up to one at which the mass all
+  // but alone counts; bisected on a log scale for the least price whose runs fit.
+  const double unit = costs[0] > 0 ? costs[0] : 1.0;
+  auto at = [&](double price) { return plan_coarse_at(costs, sums, W, reach, price / unit); };
+  PricedRuns chosen = at(0);
+  if (chosen.mass[0] > filler_mass) {
+    double lo = 1e-6, hi = 1e3;
+    chosen = at(hi);
+    if (chosen.mass[0] > filler_mass) return std::nullopt;
+    for (int k = 0; k < 30; ++k) {
+      const double mid = std::sqrt(lo * hi);
+      PricedRuns runs = at(mid);
+      if (runs.mass[0] <= filler_mass) {
+        hi = mid;
+        chosen = std::move(runs);
+      } else {
+        lo = mid;
+      }
+    }
+  }
+  CoarseRuns out;
+  out.filler_used = chosen.mass[0];
+  out.excess = chosen.excess[0];
+  for (size_t i = 0; i < n; i += chosen.run[i]) out.batches_per_step.push_back(chosen.run[i]);
   return out;
 }
 

@@ -14,6 +14,9 @@
 // each step takes (a run, in cost order) and completes it with the next dearest
 // partners, so that the worst step's max/mean is least (ties: the least sum of
 // max/mean - 1). Cutting the lumps W at a time is one of its choices.
+//
+// plan_coarse_runs does the like for the coarse batches of a window whose fillers
+// are too few to complete every group of like cost (window_planner.cpp).
 #pragma once
 
 #include <cstddef>
@@ -46,6 +49,22 @@ struct FluidRuns {
 };
 std::optional<FluidRuns> plan_fluid_runs(std::span<const double> lumps, double fluid_mass,
                                          size_t world_size);
+
+// Runs for coarse batches (costs fixed, dearest first) whose steps are completed with
+// fillers cut to the run's dearest batch: a step of the batches [i, i + run) and W - run
+// pieces of fillers costing costs[i] each has max/mean W costs[i] / (its sum). The runs
+// whose steps' total excess (sum of max/mean - 1) is least while their pieces take at
+// most `filler_mass` of fillers (a Lagrangian search: the least excess at the price of
+// filler mass found, not always the least possible). A run whose dearest is above
+// `reach` (no batch of fillers can cost that much) takes no pieces, so it is W batches
+// or the last run. Nothing when even the runs that need the fewest pieces need more.
+struct CoarseRuns {
+  std::vector<size_t> batches_per_step;
+  double filler_used = 0;
+  double excess = 0;
+};
+std::optional<CoarseRuns> plan_coarse_runs(std::span<const double> costs, double filler_mass,
+                                           size_t world_size, double reach);
 
 // Runs of the cost order cannot mix a plateau of the dearest lumps into the steps of
 // sparser ones below it, which is often what levels those: swap_to_level then swaps

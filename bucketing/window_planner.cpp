@@ -7,6 +7,7 @@
 
 #include "bucketing/batch_dealing.h"
 #include "bucketing/epoch_mates.h"
+#include "bucketing/lump_runs.h"
 #include "bucketing/window_planner_parts.h"
 #include "core/philox.h"
 
@@ -469,7 +470,8 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
 // left appended to `carry`.
 std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanItem> items,
                                                               bool last,
-                                                              std::vector<PlanItem>& carry) const {
+                                                              std::vector<PlanItem>& carry,
+                                                              bool regroup) const {
   std::vector<Entry> coarse, fillers;  // both longest first
   {
     const std::vector<Entry> sorted = noisy_sort(items);
@@ -486,7 +488,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
   }
 
   Work work;
-  plan_coarse(coarse, fillers, work);
+  plan_coarse(coarse, fillers, regroup, work);
   plan_fillers(std::move(fillers), work);
   // Carry what is left into the next window, unless this is the last one or the carry
   // would outgrow a window (then it is cut here, as well as it can be).
@@ -497,7 +499,10 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
     for (const Entry& e : work.capped) carry.push_back({e.id, e.length});
     for (Planned& p : work.apart) work.planned.push_back(std::move(p));
     level_by_swaps(work.planned);
-  } else if (!fork) {
+    move_to_level(work.planned);
+    return std::move(work.planned);
+  }
+  if (!fork) {
     work.planned = finish_level(std::move(work));
   } else {
     // The capped steps' levels change which of them are left over, and a window's end
@@ -515,7 +520,65 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
                                                                      : std::move(chosen);
   }
   move_to_level(work.planned);
+  if (work.fillers_short && !regroup) keep_more_level_regrouped(work.planned, last);
   return std::move(work.planned);
+}
+
+// A finished window whose fillers were short of its coarse groups is planned again
+// with the groups chosen for the fillers (regroup_for_fillers), and the more level plan
+// kept (if it pads no more than the padding guard, or than the first). Both ways: where the final
+// cut levels the incomplete groups among themselves and the fillers left, regrouping starves it
+// (paragraphs, quadratic, 64 ranks, 32,768 tokens: the worst step 1.085 -> 1.349 when always
+// regrouped).
+void WindowPlanner::keep_more_level_regrouped(std::vector<Planned>& planned, bool last) const {
+  std::vector<PlanItem> items;
+  for (const Planned& step : planned)
+    for (const Batch& b : step.batches)
+      for (const Entry& e : b.entries) items.push_back({e.id, e.length});
+  std::vector<PlanItem> carry;
+  std::vector<Planned> regrouped = plan_steps(std::move(items), last, carry, true);
+  // More pieces cut to levels can pad more: no more than the padding guard allows.
+  const double most_padding = std::max(padding_share(planned), options_.padding_guard);
+  if (carry.empty() && padding_share(regrouped) <= most_padding &&
+      more_level(level_of(regrouped), level_of(planned)))
+    planned = std::move(regrouped);
+}
+
+// Whether the fillers are short of completing every group formed within the level
+// tolerance; if so and `regroup`, the groups are chosen again (plan_coarse_runs): runs
+// of the cost order whose pieces the fillers can afford, least out of level in total.
+// The groups left incomplete are otherwise mid-level ones of mixed cost (source files,
+// quadratic, 64 ranks, 8,192 tokens, capped at 64), which the final cut mixes into
+// steps out of level.
+bool WindowPlanner::regroup_for_fillers(const std::vector<Batch>& batches,
+                                        const std::vector<Entry>& fillers, double reach,
+                                        bool regroup, std::vector<CoarseGroup>& groups) const {
+  const size_t W = world_size_;
+  if (groups.empty()) return false;
+  double need = 0, mass = 0;
+  for (const CoarseGroup& g : groups)
+    if (g.level <= reach) need += static_cast<double>(W - g.batches.size()) * g.level;
+  const double lowest = groups.back().level * (1 - options_.level_tolerance);
+  for (const Entry& e : fillers)
+    if (!bounded() || full_batch_cost(e.length) >= lowest)
+      mass += options_.cost.per_sample(e.length);
+  // Half a step at the budget is kept back for the window's end.
+  mass -= 0.5 * static_cast<double>(W) * budget_;
+  if (need <= mass) return false;
+  if (!regroup) return true;
+  std::vector<double> costs;
+  for (const Batch& b : batches) costs.push_back(b.cost);
+  const std::optional<CoarseRuns> runs = plan_coarse_runs(costs, std::max(0.0, mass), W, reach);
+  if (!runs) return true;
+  groups.clear();
+  size_t i = 0;
+  for (size_t run : runs->batches_per_step) {
+    groups.push_back(
+        {{batches.begin() + static_cast<long>(i), batches.begin() + static_cast<long>(i + run)},
+         batches[i].cost});
+    i += run;
+  }
+  return true;
 }
 
 // Coarse batches, grouped by cost level: a group takes up to W batches within the
@@ -525,16 +588,12 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
 // budget) and balance among themselves in the final cut; mixed mid-level lumps would
 // not. Groups that cannot be completed go to the leftover.
 void WindowPlanner::plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers,
-                                Work& work) const {
+                                bool regroup, Work& work) const {
   const size_t W = world_size_;
   std::vector<Batch> batches = pack(coarse);
   std::stable_sort(batches.begin(), batches.end(),
                    [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
-  struct Group {
-    std::vector<Batch> batches;
-    double level;
-  };
-  std::vector<Group> groups;
+  std::vector<CoarseGroup> groups;
   for (size_t i = 0; i < batches.size();) {
     const double level = batches[i].cost;
     size_t j = i;
@@ -550,6 +609,8 @@ void WindowPlanner::plan_coarse(const std::vector<Entry>& coarse, std::vector<En
   // filler to find that out, once per group.
   double filler_reach = 0;
   for (const Entry& e : fillers) filler_reach = std::max(filler_reach, full_batch_cost(e.length));
+  work.fillers_short =
+      regroup_for_fillers(batches, fillers, bounded() ? filler_reach : budget_, regroup, groups);
   // Levels only rise in this loop, so fillers found unreachable stay so: each search
   // starts where the last one found nothing (`unreachable`, meaningful when bounded).
   size_t unreachable = fillers.size();

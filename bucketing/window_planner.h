@@ -10,7 +10,11 @@
 //    level from the shortest samples ("fillers"), whose fine granularity can match any
 //    level. Groups are completed from the cheapest level up: when fillers run out, the
 //    groups left incomplete are the most expensive ones, whose samples are alike
-//    (often documents truncated to the budget) and balance among themselves.
+//    (often documents truncated to the budget) and balance among themselves. A window
+//    finished here (step 4) whose fillers were too few for its groups is also planned
+//    with groups chosen for the fillers it holds (plan_coarse_runs: runs of the cost
+//    order, least out of level in total) and the more level plan kept
+//    (keep_more_level_regrouped).
 // 3. Remaining fillers are packed at the full budget; batches sorted by cost form steps
 //    W at a time. With a sample cap or token bound, fillers too short to fill the
 //    budget at the cap ("capped") are cut apart, shortest first: a step's first batch
@@ -142,7 +146,8 @@ class WindowPlanner {
   Planned make_step(std::vector<Batch> batches) const;
   void mix_window(std::vector<Planned>& planned, uint64_t window_index) const;
   std::vector<Planned> plan_steps(std::vector<PlanItem> items, bool last,
-                                  std::vector<PlanItem>& carry) const;
+                                  std::vector<PlanItem>& carry, bool regroup = false) const;
+  void keep_more_level_regrouped(std::vector<Planned>& planned, bool last) const;
   void plan_quietly_if_less_padded(std::vector<Planned>& planned, double padding, bool last,
                                    std::vector<PlanItem>& carry, size_t carried_before) const;
   struct Fill {  // a window's padded slots (count x longest) and the tokens in them
@@ -150,7 +155,11 @@ class WindowPlanner {
   };
   static void add_fill(const std::vector<Planned>& steps, Fill& fill);
   static double padding_share(const std::vector<Planned>& planned);
-  void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, Work& work) const;
+  struct CoarseGroup;  // coarse batches that a step takes, completed with fillers
+  bool regroup_for_fillers(const std::vector<Batch>& batches, const std::vector<Entry>& fillers,
+                           double reach, bool regroup, std::vector<CoarseGroup>& groups) const;
+  void plan_coarse(const std::vector<Entry>& coarse, std::vector<Entry>& fillers, bool regroup,
+                   Work& work) const;
   void plan_fillers(std::vector<Entry> fillers, Work& work) const;
   struct CappedFork;  // where plan_capped first chose a level of its own
   std::optional<CappedFork> plan_capped(Work& work, bool choose_levels) const;

@@ -96,12 +96,20 @@ struct WindowPlanner::FinishWay {
   double piece_fit = 0;
 };
 
+// Coarse batches a step takes (dearest first), to be completed with fillers cut to
+// `level`, the dearest one's cost.
+struct WindowPlanner::CoarseGroup {
+  std::vector<Batch> batches;
+  double level;
+};
+
 // What one window's planning has made so far.
 struct WindowPlanner::Work {
   std::vector<Planned> planned;  // whole steps, some of which a final cut may take back
   std::vector<Planned> apart;    // steps of capped samples or lumps, never taken back
   std::vector<Entry> leftover;   // samples in no step yet
   std::vector<Entry> capped;     // fillers a cap or bound keeps below the budget
+  bool fillers_short = false;    // too few fillers for the coarse groups (plan_coarse)
 
   void give_back(const std::vector<Batch>& batches) {
     for (const Batch& b : batches)

@@ -215,6 +215,71 @@ TEST(FluidRuns, ShareAStepOrTakeFluidToMeasure) {
   EXPECT_NEAR(ample->piece_cost[1], 0.6, 2e-3);
 }
 
+// Every way of cutting `costs` (dearest first) into runs of 1 to W, each completed
+// with W - run pieces at its dearest: the least total excess (sum of max/mean - 1)
+// among those whose pieces take at most `mass` (infinity when none does).
+double exhaustive_coarse_excess(const std::vector<double>& costs, size_t W, double mass) {
+  double best = std::numeric_limits<double>::infinity();
+  std::function<void(size_t, double, double)> walk = [&](size_t i, double excess, double used) {
+    if (used > mass * (1 + 1e-12)) return;
+    if (i == costs.size()) {
+      best = std::min(best, excess);
+      return;
+    }
+    double sum = 0;
+    for (size_t run = 1; run <= W && i + run <= costs.size(); ++run) {
+      sum += costs[i + run - 1];
+      const double pieces = static_cast<double>(W - run) * costs[i];
+      const double ratio = static_cast<double>(W) * costs[i] / (sum + pieces);
+      walk(i + run, excess + ratio - 1, used + pieces);
+    }
+  };
+  walk(0, 0, 0);
+  return best;
+}
+
+// With fillers for every run, the least excess is the exhaustive one; with fewer, the
+// runs never take more than there is, and are the exhaustive best at the mass they
+// take (a Lagrangian optimum is optimal at its own mass; the price found may leave
+// some of the fillers unused, never take more).
+TEST(CoarseRuns, MatchExhaustiveSearchAndStayWithinTheFillers) {
+  Lcg uniform{4242};
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t W = 2 + trial % 4, n = 1 + trial % 10;
+    std::vector<double> costs(n);
+    for (double& c : costs) c = 0.3 + 0.7 * uniform();
+    std::sort(costs.rbegin(), costs.rend());
+    SCOPED_TRACE(testing::Message() << "trial " << trial << " W=" << W << " n=" << n);
+    const auto ample = plan_coarse_runs(costs, 1e9, W, 2.0);
+    ASSERT_TRUE(ample.has_value());
+    EXPECT_NEAR(ample->excess, exhaustive_coarse_excess(costs, W, 1e9), 1e-9);
+    const double mass = uniform() * ample->filler_used;
+    const auto scarce = plan_coarse_runs(costs, mass, W, 2.0);
+    if (!scarce) {
+      // Only when even the runs that need the fewest pieces need more.
+      EXPECT_EQ(exhaustive_coarse_excess(costs, W, mass), std::numeric_limits<double>::infinity());
+      continue;
+    }
+    EXPECT_LE(scarce->filler_used, mass * (1 + 1e-9));
+    EXPECT_NEAR(scarce->excess, exhaustive_coarse_excess(costs, W, scarce->filler_used), 1e-9);
+    EXPECT_EQ(std::accumulate(scarce->batches_per_step.begin(), scarce->batches_per_step.end(),
+                              size_t{0}),
+              n);
+  }
+}
+
+// Batches dearer than any fillers can reach take no pieces: W of them to a step, or
+// the last run.
+TEST(CoarseRuns, RunsAboveTheFillersReachAreWholeSteps) {
+  const std::vector<double> costs = {1.0, 0.99, 0.98, 0.97, 0.96, 0.5, 0.49};
+  const auto runs = plan_coarse_runs(costs, 100, 4, 0.9);
+  ASSERT_TRUE(runs.has_value());
+  ASSERT_FALSE(runs->batches_per_step.empty());
+  EXPECT_EQ(runs->batches_per_step[0], 4u);
+  // The fifth batch (0.96) cannot be completed by fillers: it starts a step of four.
+  EXPECT_EQ(runs->batches_per_step[1], 3u);
+}
+
 TEST(LumpRuns, SwapsLeaveALevelPlanAlone) {
   const std::vector<double> costs = {1.0, 1.0, 0.5, 0.5};
   std::vector<std::vector<size_t>> steps = {{0, 1}, {2, 3}};

@@ -520,23 +520,29 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
                                                                      : std::move(chosen);
   }
   move_to_level(work.planned);
-  if (work.fillers_short && !regroup) keep_more_level_regrouped(work.planned, last);
+  if (last && work.fillers_short && !regroup && level_of(work.planned).worst > kLevelEnough)
+    keep_more_level_regrouped(work.planned);
   return std::move(work.planned);
 }
 
-// A finished window whose fillers were short of its coarse groups is planned again
-// with the groups chosen for the fillers (regroup_for_fillers), and the more level plan
-// kept (if it pads no more than the padding guard, or than the first). Both ways: where the final
-// cut levels the incomplete groups among themselves and the fillers left, regrouping starves it
-// (paragraphs, quadratic, 64 ranks, 32,768 tokens: the worst step 1.085 -> 1.349 when always
-// regrouped).
-void WindowPlanner::keep_more_level_regrouped(std::vector<Planned>& planned, bool last) const {
+// The epoch's last window, when its fillers were short of its coarse groups and its
+// worst step is above kLevelEnough, is planned again with the groups chosen for the
+// fillers (regroup_for_fillers), and the more level plan kept (if it pads no more than
+// the padding guard, or than the first). Both ways: where the final cut levels the
+// incomplete groups among themselves and the fillers left, regrouping starves it
+// (paragraphs, quadratic, 64 ranks, 32,768 tokens: the worst step 1.085 -> 1.349 when
+// always regrouped). Only the last window: every gain measured was there, and a second
+// plan costs what the first did (at 4,096 ranks, where windows are finished for
+// outgrowing their carry, planning every finished window twice took 2.4 times as long;
+// the last one alone, 2.2 times: 1.15 million paragraphs, whose last window's plan
+// takes minutes there).
+void WindowPlanner::keep_more_level_regrouped(std::vector<Planned>& planned) const {
   std::vector<PlanItem> items;
   for (const Planned& step : planned)
     for (const Batch& b : step.batches)
       for (const Entry& e : b.entries) items.push_back({e.id, e.length});
   std::vector<PlanItem> carry;
-  std::vector<Planned> regrouped = plan_steps(std::move(items), last, carry, true);
+  std::vector<Planned> regrouped = plan_steps(std::move(items), true, carry, true);
   // More pieces cut to levels can pad more: no more than the padding guard allows.
   const double most_padding = std::max(padding_share(planned), options_.padding_guard);
   if (carry.empty() && padding_share(regrouped) <= most_padding &&

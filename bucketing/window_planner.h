@@ -10,8 +10,8 @@
 //    level from the shortest samples ("fillers"), whose fine granularity can match any
 //    level. Groups are completed from the cheapest level up: when fillers run out, the
 //    groups left incomplete are the most expensive ones, whose samples are alike
-//    (often documents truncated to the budget) and balance among themselves. A window
-//    finished here (step 4) whose fillers were too few for its groups is also planned
+//    (often documents truncated to the budget) and balance among themselves. The last
+//    window, when its fillers were too few for its groups, is also planned
 //    with groups chosen for the fillers it holds (plan_coarse_runs: runs of the cost
 //    order, least out of level in total) and the more level plan kept
 //    (keep_more_level_regrouped).
@@ -147,7 +147,7 @@ class WindowPlanner {
   void mix_window(std::vector<Planned>& planned, uint64_t window_index) const;
   std::vector<Planned> plan_steps(std::vector<PlanItem> items, bool last,
                                   std::vector<PlanItem>& carry, bool regroup = false) const;
-  void keep_more_level_regrouped(std::vector<Planned>& planned, bool last) const;
+  void keep_more_level_regrouped(std::vector<Planned>& planned) const;
   void plan_quietly_if_less_padded(std::vector<Planned>& planned, double padding, bool last,
                                    std::vector<PlanItem>& carry, size_t carried_before) const;
   struct Fill {  // a window's padded slots (count x longest) and the tokens in them

@@ -46,6 +46,14 @@ struct Lcg {
   }
 };
 
+// `n` costs drawn uniformly from [low, low + span), dearest first.
+std::vector<double> dearest_first(Lcg& uniform, size_t n, double low, double span) {
+  std::vector<double> costs(n);
+  for (double& c : costs) c = low + span * uniform();
+  std::sort(costs.rbegin(), costs.rend());
+  return costs;
+}
+
 double worst_of(const std::vector<double>& costs, const std::vector<std::vector<size_t>>& steps) {
   double worst = 1;
   for (const auto& step : steps) {
@@ -63,11 +71,8 @@ TEST(LumpRuns, MatchesAnExhaustiveSearch) {
   Lcg uniform{12345};
   for (int trial = 0; trial < 200; ++trial) {
     const size_t W = 2 + trial % 4, n = 1 + trial % 11, m = trial % 17;
-    std::vector<double> lumps(n), partners(m);
-    for (double& c : lumps) c = 0.5 + 0.5 * uniform();
-    for (double& c : partners) c = 0.6 * uniform() + 0.01;
-    std::sort(lumps.rbegin(), lumps.rend());
-    std::sort(partners.rbegin(), partners.rend());
+    const std::vector<double> lumps = dearest_first(uniform, n, 0.5, 0.5);
+    const std::vector<double> partners = dearest_first(uniform, m, 0.01, 0.6);
     const double expected = exhaustive_worst(lumps, partners, W);
     const auto runs = plan_lump_runs(lumps, partners, W);
     SCOPED_TRACE(testing::Message() << "trial " << trial << " W=" << W << " n=" << n << " m=" << m);
@@ -173,9 +178,7 @@ TEST(FluidRuns, MatchesAnExhaustiveSearch) {
   Lcg uniform{777};
   for (int trial = 0; trial < 200; ++trial) {
     const size_t W = 2 + trial % 4, n = 1 + trial % 9;
-    std::vector<double> lumps(n);
-    for (double& c : lumps) c = 0.4 + 0.6 * uniform();
-    std::sort(lumps.rbegin(), lumps.rend());
+    const std::vector<double> lumps = dearest_first(uniform, n, 0.4, 0.6);
     const double fluid = 3.0 * uniform() * static_cast<double>(n);
     const auto runs = plan_fluid_runs(lumps, fluid, W);
     ASSERT_TRUE(runs.has_value()) << "trial " << trial;
@@ -246,9 +249,7 @@ TEST(CoarseRuns, MatchExhaustiveSearchAndStayWithinTheFillers) {
   Lcg uniform{4242};
   for (int trial = 0; trial < 200; ++trial) {
     const size_t W = 2 + trial % 4, n = 1 + trial % 10;
-    std::vector<double> costs(n);
-    for (double& c : costs) c = 0.3 + 0.7 * uniform();
-    std::sort(costs.rbegin(), costs.rend());
+    const std::vector<double> costs = dearest_first(uniform, n, 0.3, 0.7);
     SCOPED_TRACE(testing::Message() << "trial " << trial << " W=" << W << " n=" << n);
     const auto ample = plan_coarse_runs(costs, 1e9, W, 2.0);
     ASSERT_TRUE(ample.has_value());

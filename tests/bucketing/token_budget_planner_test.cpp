@@ -79,6 +79,19 @@ void plan_epochs(PlanMetrics& metrics, const LengthSource& source, const Bucketi
   }
 }
 
+// Two epochs at `world` ranks with `seed`, each sample served once, and the imbalance
+// under `cost` below `mean` and `max`; returns their metrics for further checks.
+PlanMetrics expect_level(const LengthSource& source, const BucketingOptions& o, uint32_t world,
+                         uint64_t seed, CostKind cost, double mean, double max) {
+  PlanMetrics metrics(source, o.cost.a);
+  plan_epochs(metrics, source, o, world, seed);
+  EXPECT_LT(metrics.imbalance(cost).mean, mean);
+  EXPECT_LT(metrics.imbalance(cost).max, max);
+  EXPECT_EQ(metrics.total_dropped(), 0u);
+  EXPECT_EQ(metrics.total_duplicated(), 0u);
+  return metrics;
+}
+
 // Two epochs (seed 1) at 8 ranks, every sample served exactly once in each.
 PlanMetrics two_epochs_at_8(const LengthSource& source, const BucketingOptions& options) {
   PlanMetrics metrics(source, options.cost.a);
@@ -311,13 +324,8 @@ TEST(TokenBudgetPlanner, CappedStepsOfCoarseningGrainAreCutAtALevelTheyFit) {
   BucketingOptions o = quadratic_budget(16384);
   o.max_batch_size = 64;
   for (uint64_t seed : {1, 2, 3}) {
-    PlanMetrics metrics(source, o.cost.a);
-    plan_epochs(metrics, source, o, 4, seed);
     SCOPED_TRACE(testing::Message() << "seed " << seed);
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).mean, 1.015);
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.07);
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
+    expect_level(source, o, 4, seed, CostKind::kQuadratic, 1.015, 1.07);
   }
 }
 
@@ -334,14 +342,9 @@ TEST(TokenBudgetPlanner, CoarseGroupsAreChosenForTheFillersAWindowHolds) {
   o.tokens_per_rank = 8192;
   o.oversize = OversizePolicy::kTruncate;
   for (uint64_t seed : {1, 2, 3}) {
-    PlanMetrics metrics(source, o.cost.a);
-    plan_epochs(metrics, source, o, 64, seed);
     SCOPED_TRACE(testing::Message() << "seed " << seed);
-    EXPECT_LT(metrics.imbalance(CostKind::kLinear).mean, 1.045);
-    EXPECT_LT(metrics.imbalance(CostKind::kLinear).max, 1.07);
+    const PlanMetrics metrics = expect_level(source, o, 64, seed, CostKind::kLinear, 1.045, 1.07);
     EXPECT_LT(metrics.padding_waste(), 0.02);
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
   }
 }
 

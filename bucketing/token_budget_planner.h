@@ -39,9 +39,9 @@ namespace evenfeed {
 // until every step is within 1.02 (kSwapUntil, after b27fd48), 13 since a capped step
 // out of level tries the levels its coarsest batches fit exactly (capped_level, after
 // 3c25a5b), 14 since a sample cap the caller sets is a ceiling for the automatic one
-// (BucketingOptions::max_batch_size, after 8236d0e), 15 since a finished window short
-// of fillers is also planned with coarse groups chosen for them (plan_coarse_runs,
-// after ff238ba).
+// (BucketingOptions::max_batch_size, after 8236d0e), 15 since an epoch's last window
+// short of fillers is also planned with coarse groups chosen for them
+// (plan_coarse_runs, after ff238ba).
 inline constexpr int kTokenBudgetPlanRevision = 15;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.

@@ -520,8 +520,10 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
                                                                      : std::move(chosen);
   }
   move_to_level(work.planned);
-  if (last && work.fillers_short && !regroup && level_of(work.planned).worst > kLevelEnough)
-    keep_more_level_regrouped(work.planned);
+  if (last && work.fillers_short && !regroup) {
+    if (const StepsLevel level = level_of(work.planned); level.worst > kLevelEnough)
+      keep_more_level_regrouped(work.planned, level);
+  }
   return std::move(work.planned);
 }
 
@@ -536,17 +538,17 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
 // outgrowing their carry, planning every finished window twice took 2.4 times as long;
 // the last one alone, 2.2 times: 1.15 million paragraphs, whose last window's plan
 // takes minutes there).
-void WindowPlanner::keep_more_level_regrouped(std::vector<Planned>& planned) const {
+void WindowPlanner::keep_more_level_regrouped(std::vector<Planned>& planned,
+                                              const StepsLevel& level) const {
   std::vector<PlanItem> items;
   for (const Planned& step : planned)
     for (const Batch& b : step.batches)
       for (const Entry& e : b.entries) items.push_back({e.id, e.length});
-  std::vector<PlanItem> carry;
-  std::vector<Planned> regrouped = plan_steps(std::move(items), true, carry, true);
+  std::vector<PlanItem> no_carry;  // the last window carries nothing
+  std::vector<Planned> regrouped = plan_steps(std::move(items), true, no_carry, true);
   // More pieces cut to levels can pad more: no more than the padding guard allows.
   const double most_padding = std::max(padding_share(planned), options_.padding_guard);
-  if (carry.empty() && padding_share(regrouped) <= most_padding &&
-      more_level(level_of(regrouped), level_of(planned)))
+  if (padding_share(regrouped) <= most_padding && more_level(level_of(regrouped), level))
     planned = std::move(regrouped);
 }
 

@@ -147,7 +147,6 @@ class WindowPlanner {
   void mix_window(std::vector<Planned>& planned, uint64_t window_index) const;
   std::vector<Planned> plan_steps(std::vector<PlanItem> items, bool last,
                                   std::vector<PlanItem>& carry, bool regroup = false) const;
-  void keep_more_level_regrouped(std::vector<Planned>& planned) const;
   void plan_quietly_if_less_padded(std::vector<Planned>& planned, double padding, bool last,
                                    std::vector<PlanItem>& carry, size_t carried_before) const;
   struct Fill {  // a window's padded slots (count x longest) and the tokens in them
@@ -174,6 +173,7 @@ class WindowPlanner {
     double worst = 1, mean = 0;  // max/mean of the worst step; mean over steps
   };
   StepsLevel level_of(const std::vector<Planned>& steps) const;
+  void keep_more_level_regrouped(std::vector<Planned>& planned, const StepsLevel& level) const;
   static bool more_level(const StepsLevel& a, const StepsLevel& b);
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;

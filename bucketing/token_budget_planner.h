@@ -41,8 +41,9 @@ namespace evenfeed {
 // 3c25a5b), 14 since a sample cap the caller sets is a ceiling for the automatic one
 // (BucketingOptions::max_batch_size, after 8236d0e), 15 since an epoch's last window
 // short of fillers is also planned with coarse groups chosen for them
-// (plan_coarse_runs, after ff238ba).
-inline constexpr int kTokenBudgetPlanRevision = 15;
+// (plan_coarse_runs, after ff238ba), 16 since a step with idle ranks borrows batches
+// from another step (fill_idle_ranks, after 2f0d824).
+inline constexpr int kTokenBudgetPlanRevision = 16;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

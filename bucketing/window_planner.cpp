@@ -520,6 +520,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
                                                                      : std::move(chosen);
   }
   move_to_level(work.planned);
+  if (fill_idle_ranks(work.planned)) level_by_swaps(work.planned);
   if (last && work.fillers_short && !regroup) {
     if (const StepsLevel level = level_of(work.planned); level.worst > kLevelEnough)
       keep_more_level_regrouped(work.planned, level);

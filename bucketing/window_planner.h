@@ -50,7 +50,10 @@
 //    dearest (move_to_level, level_by_moves), within the window's padding room; one
 //    that cannot be trimmed (a sample alone or a batch at the cap at its max) may fill
 //    its light batches with samples from steps that stay level enough. This runs on
-//    every window, carried or last.
+//    every window, carried or last. In a finished window, a step that leaves ranks
+//    without a batch (a lump at the epoch's end beside capped samples, which are not
+//    taken back) borrows another step's dearest batches for them, the lender cutting
+//    the rest of its samples W ways (fill_idle_ranks, window_planner_idle.cpp).
 //    A window whose steps now pad more than `padding_guard` (1.9%) is planned again,
 //    steps 1-5, with half the noise (reach and padding allowance); the quieter plan is
 //    kept when it pads less and its worst step is no less level, or level enough
@@ -64,12 +67,14 @@
 //    correlation of step mean length near zero.
 // Steps 1-3, 6 and 7 live in window_planner.cpp (the capped steps of step 3 in
 // window_planner_capped.cpp), steps 4 and 5 and the padding guard in
-// window_planner_final.cpp, the lumps' placement of step 4 in window_planner_lumps.cpp.
+// window_planner_final.cpp, the lumps' placement of step 4 in window_planner_lumps.cpp,
+// the idle ranks' batches of step 5 in window_planner_idle.cpp.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "bucketing/bucketing_options.h"
@@ -210,6 +215,11 @@ class WindowPlanner {
   double padding_room(std::initializer_list<const std::vector<Planned>*> step_lists) const;
   void level_by_swaps(std::vector<Planned>& steps) const;
   void move_to_level(std::vector<Planned>& steps) const;
+  static size_t idle_ranks(const Planned& step);
+  static double kth_dearest(const Planned& donor, size_t k);
+  std::optional<std::pair<Planned, Planned>> lend_batches(const Planned& step,
+                                                          const Planned& donor) const;
+  bool fill_idle_ranks(std::vector<Planned>& steps) const;
   void recost(Batch& b) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                               double previous_mean, std::vector<StepBatches>& steps) const;

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "bucketing/baselines.h"
+#include "bucketing/imbalance_bound.h"
 #include "bucketing/plan_metrics.h"
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
@@ -24,6 +25,11 @@ namespace {
 // few steps: in the sweeps of BENCHMARKS.md ("How much work an epoch holds"), every
 // configuration with the automatic settings that missed a target but one was below it.
 constexpr double kFewBudgetSteps = 8;
+// The padding target of issue 3: the imbalance bound is for plans that meet it.
+constexpr double kPaddingTarget = 0.02;
+// The report's text names the bound above this: below, the data does not stand in the
+// way of level steps and the line would say nothing.
+constexpr double kBoundWorthSaying = 1.01;
 
 using Clock = std::chrono::steady_clock;
 
@@ -180,10 +186,16 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   // fixed-batch baseline's batch size comes from it.
   const TruncatedLengths measured(lengths, measured_truncation(r));
   double mean = 0, total_cost = 0;
+  ImbalanceBound bound({.world_size = r.world_size,
+                        .tokens_per_rank = r.bucketing_options.tokens_per_rank,
+                        .cost = r.bucketing_options.cost,
+                        .max_batch_tokens = r.bucketing_options.max_batch_tokens,
+                        .padding_share = kPaddingTarget});
   for (uint64_t id = 0; id < measured.size(); ++id) {
     const uint64_t length = measured.length(id);
     mean += static_cast<double>(length);
     total_cost += r.bucketing_options.cost.per_sample(length);
+    if (r.bucketing) bound.add(length);
   }
   mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
   const uint64_t cap = r.bucketing_options.max_batch_size;  // kNoBatchCap: reported as 0
@@ -211,6 +223,11 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"truncated", measured_truncation(r) != UINT64_MAX}};
   if (r.bucketing) {
     report["config"]["full_budget_steps"] = full_budget_steps(total_cost, r);
+    // No plan that pads at most kPaddingTarget has every step below this max/mean
+    // (imbalance_bound.h), under the cost in use; and the samples alone in any batch.
+    report["config"]["worst_step_bound"] = bound.worst_step();
+    report["config"]["worst_step_bound_padding"] = kPaddingTarget;
+    report["config"]["samples_alone"] = bound.lumps();
     report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
     // Whether each epoch's deal steered away from the previous epoch's batch mates.
     report["config"]["fresh_mates"] = steers_from_previous_mates(r.bucketing_options, lengths);
@@ -277,6 +294,17 @@ std::string plan_report_text(const nlohmann::json& report) {
                            ? " (few: the samples that fill a rank alone decide each step's "
                              "balance; fewer --tokens-per-rank give more steps to level them)"
                            : "");
+  }
+  if (c.contains("worst_step_bound") && c["worst_step_bound"].get<double>() > kBoundWorthSaying) {
+    const uint64_t alone = c["samples_alone"].get<uint64_t>();
+    out += fmt::format(
+        "the data bounds balance: any plan padding at most {:.0f}% has a step at max/mean {:.3f} "
+        "or more ({} cost; {})\n",
+        100 * c["worst_step_bound_padding"].get<double>(), c["worst_step_bound"].get<double>(),
+        c["cost"].get<std::string>(),
+        alone > 0
+            ? fmt::format("{} sample{} too dear to share a batch", alone, alone == 1 ? "" : "s")
+            : std::string("too little work for every rank"));
   }
   if (!c.value("mix_batches", true))
     out +=

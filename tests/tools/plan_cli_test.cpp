@@ -93,6 +93,31 @@ TEST(PlanCli, ReportSaysHowManyFullBudgetStepsTheWorkFills) {
   EXPECT_EQ(many.find("(few:"), std::string::npos) << many;
 }
 
+// Where the data makes level steps impossible, the report shows how close any plan can
+// come (imbalance_bound.h) and ours is no closer; elsewhere it says nothing of it.
+TEST(PlanCli, ReportShowsTheBoundWhereTheDataLimitsBalance) {
+  testing::TempDir tmp;
+  testing::write_text(tmp / "five.txt", "100\n200\n300\n400\n500\n");
+  const std::string plan = kBin + " plan --world-size 8 --tokens-per-rank 1024 --cost quadratic " +
+                           "--no-baselines --lengths ";
+  auto r = run_command(plan + (tmp / "five.txt").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // Five samples at eight ranks: W c_max / sum c = 2.814 without padding, a little less
+  // with the 2% a plan may pad.
+  const double bound = j["config"]["worst_step_bound"].get<double>();
+  EXPECT_GT(bound, 2.6);
+  EXPECT_LT(bound, 2.815);
+  EXPECT_GE(j["evenfeed"]["imbalance_quadratic"]["max"].get<double>(), bound);
+  const auto text = run_command(plan + (tmp / "five.txt").string()).out;
+  EXPECT_NE(text.find("the data bounds balance"), std::string::npos) << text;
+  EXPECT_NE(text.find("too little work for every rank"), std::string::npos) << text;
+  const auto level = run_command(plan + write_lengths(tmp, 500) + " --json");
+  EXPECT_LT(nlohmann::json::parse(level.out)["config"]["worst_step_bound"].get<double>(), 1.01);
+  EXPECT_EQ(run_command(plan + write_lengths(tmp, 500)).out.find("bounds balance"),
+            std::string::npos);
+}
+
 TEST(PlanCli, DumpHasALinePerEpochStepAndRankCoveringEverySampleOnce) {
   testing::TempDir tmp;
   const std::string lengths = write_lengths(tmp, 300);

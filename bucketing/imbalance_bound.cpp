@@ -1,0 +1,184 @@
+#include "bucketing/imbalance_bound.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace evenfeed {
+namespace {
+
+// The fewest steps searched per lump before the rest is bounded from below instead
+// (`tail`): keeps the bound linear in the lumps' distinct costs on any corpus.
+constexpr uint64_t kStepsSearched = 4096;
+// The most partner lengths tried under a token bound before the rest is bounded from
+// above at once (partner_cap).
+constexpr uint64_t kPartnerLengthsWalked = 1 << 20;
+
+// The lumps, dearest first, as groups of one cost: the sum of the j dearest in
+// O(log groups).
+class LumpPrefix {
+ public:
+  void add_group(double cost, uint64_t count) {
+    count_.push_back((count_.empty() ? 0 : count_.back()) + count);
+    sum_.push_back((sum_.empty() ? 0 : sum_.back()) + static_cast<double>(count) * cost);
+    cost_.push_back(cost);
+  }
+  uint64_t size() const { return count_.empty() ? 0 : count_.back(); }
+  double top(uint64_t j) const {
+    if (j == 0) return 0;
+    const size_t g = std::lower_bound(count_.begin(), count_.end(), j) - count_.begin();
+    const uint64_t before = g == 0 ? 0 : count_[g - 1];
+    return (g == 0 ? 0 : sum_[g - 1]) + static_cast<double>(j - before) * cost_[g];
+  }
+  // How many lumps cost more than `c`.
+  uint64_t dearer_than(double c) const {
+    uint64_t n = 0;
+    for (size_t g = 0; g < cost_.size() && cost_[g] > c; ++g) n = count_[g];
+    return n;
+  }
+
+ private:
+  std::vector<uint64_t> count_;
+  std::vector<double> sum_, cost_;
+};
+
+// What the s steps holding the t dearest lumps can hold at most: j lumps (the t and
+// the dearest others, t <= j <= min(s W, lumps)) and fluid up to all of it (`fluid`) and
+// up to `partner` a rank on the other s W - j ranks. Over j this rises while the fluid
+// is not all taken, then while the next lump is dearer than a partner, then falls: so
+// the most is at one of those turns, or an end.
+struct StepsContent {
+  const LumpPrefix& lumps;
+  uint64_t ranks;
+  double fluid, partner;
+  uint64_t lumps_dearer_than_partner;
+
+  double at(uint64_t s, uint64_t j) const {
+    const double room = static_cast<double>(s * ranks - j) * partner;
+    return lumps.top(j) + std::min(fluid, room);
+  }
+  double most(uint64_t s, uint64_t t) const {
+    const uint64_t lo = t, hi = std::min<uint64_t>(s * ranks, lumps.size());
+    auto clamp = [&](double j) {
+      return static_cast<uint64_t>(std::clamp(j, static_cast<double>(lo), static_cast<double>(hi)));
+    };
+    // Where the partners' room falls to the fluid left: s W - fluid / partner lumps.
+    const double all_fluid = partner > 0 ? static_cast<double>(s * ranks) - fluid / partner : -1;
+    double best = std::max(at(s, lo), at(s, hi));
+    for (double j :
+         {std::floor(all_fluid), std::ceil(all_fluid),
+          static_cast<double>(lumps_dearer_than_partner),
+          std::max(std::ceil(all_fluid), static_cast<double>(lumps_dearer_than_partner))})
+      best = std::max(best, at(s, clamp(j)));
+    return best;
+  }
+};
+
+// The least over s (q = ceil(t / W) <= s <= t: the steps holding the t dearest lumps)
+// of s W c_t / content.most(s, t), or a value at most `enough` when it is no more.
+// Searched upward while a lower envelope of the rest can still fall below the least so
+// far: content.most(s, t) <= top(t) + (s W - t) max(c_t, partner), and <= every lump
+// and all the fluid.
+double least_over_steps(const StepsContent& content, uint64_t t, double c_t, double enough) {
+  const uint64_t ranks = content.ranks, q = (t + ranks - 1) / ranks;
+  const double top_t = content.lumps.top(t), step_rate = std::max(c_t, content.partner);
+  const double everything = content.lumps.top(content.lumps.size()) + content.fluid;
+  auto ratio = [&](uint64_t s) {
+    return c_t * static_cast<double>(s * ranks) / content.most(s, t);
+  };
+  auto envelope = [&](uint64_t s) {  // a lower bound of ratio(s') for all s' >= s
+    const double w = static_cast<double>(s * ranks);
+    const double rising = c_t * w / everything;
+    const double mixed = top_t >= static_cast<double>(t) * step_rate
+                             ? c_t * w / (top_t + (w - static_cast<double>(t)) * step_rate)
+                             : c_t / step_rate;  // falling towards its limit
+    return std::max(rising, mixed);
+  };
+  double least = ratio(q);
+  for (uint64_t s = q + 1; s <= t && least > enough; ++s) {
+    if (envelope(s) >= least) return least;
+    if (s > q + kStepsSearched) return std::min(least, envelope(s));
+    least = std::min(least, ratio(s));
+  }
+  return least;
+}
+
+}  // namespace
+
+ImbalanceBound::ImbalanceBound(const ImbalanceBoundOptions& options)
+    : options_(options), budget_(options.cost.budget(options.tokens_per_rank)) {}
+
+bool ImbalanceBound::is_lump(uint64_t length) const {
+  // Two samples padded to the longer cost at least twice the shorter's cost: more than
+  // the budget when each costs more than half of it (or holds more than half the bound).
+  return 2 * cost(length) > 1 ||
+         (options_.max_batch_tokens > 0 && 2 * length > options_.max_batch_tokens);
+}
+
+double ImbalanceBound::cost(uint64_t length) const {
+  return options_.cost.per_sample(length) / budget_;
+}
+
+void ImbalanceBound::add(uint64_t length) {
+  tokens_ += static_cast<double>(length);
+  if (is_lump(length)) {
+    ++lumps_[length];
+    ++lump_count_;
+  } else {
+    fluid_cost_ += cost(length);
+    longest_fluid_ = std::max(longest_fluid_, length);
+  }
+}
+
+// The fluid's cost plus what padding can add to it (lumps are alone: never padded). A
+// padded token costs one token under linear cost; under quadratic, a sample of l padded
+// to L costs (L - l)(a + L + l) more, at most a + 2 L per padded token.
+double ImbalanceBound::fluid_with_padding() const {
+  const double p = std::clamp(options_.padding_share, 0.0, 0.999);
+  const double padded_tokens = p / (1 - p) * tokens_;
+  const double per_padded_token = options_.cost.kind == CostKind::kLinear
+                                      ? 1.0
+                                      : options_.cost.a + 2.0 * static_cast<double>(longest_fluid_);
+  return fluid_cost_ + padded_tokens * per_padded_token / budget_;
+}
+
+// The dearest batch without a lump: the budget, or under a token bound M, n samples
+// padded to L, n <= M / L, L no longer than the longest fluid sample. Walking L down
+// from there, (M / L) c(L) bounds what any shorter L can cost and falls with L (M (a + L)
+// under quadratic cost), so the walk stops once it cannot beat the most found.
+double ImbalanceBound::partner_cap() const {
+  if (longest_fluid_ == 0) return 0;
+  const uint64_t bound = options_.max_batch_tokens;
+  if (bound == 0) return 1;
+  auto exact = [&](uint64_t l) { return static_cast<double>(bound / l) * cost(l); };
+  auto above = [&](uint64_t l) { return static_cast<double>(bound) / l * cost(l); };
+  double most = 0;
+  uint64_t walked = 0;
+  for (uint64_t l = longest_fluid_; l >= 1 && most < 1 && above(l) > most; --l) {
+    if (++walked > kPartnerLengthsWalked) return std::min(1.0, std::max(most, above(l)));
+    most = std::max(most, exact(l));
+  }
+  return std::min(1.0, most);
+}
+
+double ImbalanceBound::worst_step() const {
+  if (tokens_ == 0) return 1;
+  const uint64_t ranks = std::max<uint32_t>(1, options_.world_size);
+  const double fluid = fluid_with_padding(), partner = partner_cap();
+  // With no lumps, the step of the dearest sample: all the fluid at most, W partners.
+  if (lump_count_ == 0)
+    return std::max(1.0, static_cast<double>(ranks) * cost(longest_fluid_) /
+                             std::min(fluid, static_cast<double>(ranks) * partner));
+  LumpPrefix lumps;
+  for (const auto& [length, count] : lumps_) lumps.add_group(cost(length), count);
+  const StepsContent content{lumps, ranks, fluid, partner, lumps.dearer_than(partner)};
+  double worst = 1;
+  uint64_t t = 0;
+  for (const auto& [length, count] : lumps_) {
+    t += count;  // a group's bound is highest at its last lump (q grows with t)
+    worst = std::max(worst, least_over_steps(content, t, cost(length), worst));
+  }
+  return worst;
+}
+
+}  // namespace evenfeed

@@ -42,7 +42,8 @@ namespace evenfeed {
 // (BucketingOptions::max_batch_size, after 8236d0e), 15 since an epoch's last window
 // short of fillers is also planned with coarse groups chosen for them
 // (plan_coarse_runs, after ff238ba), 16 since a step with idle ranks borrows batches
-// from another step (fill_idle_ranks, after 2f0d824).
+// from another step (fill_idle_ranks) and a window's end is also made with its few
+// capped steps rejoining the last cut (FinishWay::capped_rejoin, after 2f0d824).
 inline constexpr int kTokenBudgetPlanRevision = 16;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.

@@ -41,7 +41,8 @@
 //    leftover's dearest sample set aside while steps are taken back; with samples too
 //    dear to share a batch placed as lumps; with the lumps' partners cut to measure
 //    (plan_fluid_runs) instead of at the budget, in the samples' order or from samples
-//    of one length (cut_fluid_pieces).
+//    of one length (cut_fluid_pieces); with the window's capped steps, when they are
+//    few, rejoining the leftover as partners and fillers (FinishWay::capped_rejoin).
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in. A step left above 1.04 because

@@ -34,6 +34,12 @@ static constexpr double kPieceFit = 0.85;
 // target is 2%: one light batch of long samples filled with one-word entries once
 // padded a whole epoch of `changelog_entries` from 1.4% to 3.5%).
 static constexpr double kBorrowPaddingShare = 0.018;
+// A window's end is also made with its capped samples rejoining the leftover
+// (FinishWay::capped_rejoin) when they make at most this many steps: the ends it
+// levels are small corpora's (a few dozen samples at the whole budget beside thousands
+// of short ones), and a large window's thousands of capped steps would make a final cut
+// of most of the window.
+static constexpr size_t kMostCappedStepsRejoined = 8;
 
 // Steps a final cut of `entries` takes: enough for their mass at the full budget, and
 // for their segments at the full budget in key order. Sorts `entries` by key.
@@ -237,8 +243,17 @@ void WindowPlanner::cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) 
 // their own when there are enough; lumps are placed first; then the final cut, with
 // planned steps taken back when the leftover cannot be levelled alone.
 void WindowPlanner::finish(Work& work, const FinishWay& way) const {
-  // Capped samples left over get steps of their own, level among themselves.
-  cut_apart_or_rejoin(std::move(work.capped), work);
+  if (way.capped_rejoin) {
+    for (Planned& step : work.apart) {
+      for (const Batch& b : step.batches)
+        work.leftover.insert(work.leftover.end(), b.entries.begin(), b.entries.end());
+    }
+    work.apart.clear();
+    work.leftover.insert(work.leftover.end(), work.capped.begin(), work.capped.end());
+  } else {
+    // Capped samples left over get steps of their own, level among themselves.
+    cut_apart_or_rejoin(std::move(work.capped), work);
+  }
   work.capped.clear();
   // Lumps first (under a token bound, or singletons when asked): they take the dearest
   // of the rest as partners, which are mostly in this window's planned steps of
@@ -252,7 +267,7 @@ void WindowPlanner::finish(Work& work, const FinishWay& way) const {
   // batch may be set aside while planned steps are taken back (see finish_level).
   std::vector<Entry> unreachable;
   if (way.set_aside) unreachable = set_aside_unreachable(work.leftover);
-  take_back_until_levellable(work);
+  if (!way.capped_rejoin) take_back_until_levellable(work);
   cut_apart_or_rejoin(std::move(unreachable), work);
   std::vector<Planned> final_steps = final_cut(std::move(work.leftover));
   work.leftover.clear();
@@ -286,6 +301,14 @@ void WindowPlanner::finish(Work& work, const FinishWay& way) const {
 //   the runs promised 1.04). Cut from samples of one length (cut_fluid_pieces), those
 //   steps reach 1.09, but the coarse samples they pass over can leave the final step
 //   worse; both are tried.
+// - Capped samples keep to steps of their own, which a final cut does not take back.
+//   Where they are all a small corpus has besides samples too dear to share a batch
+//   (70 documents at the whole budget among 3,000 short ones at 64 ranks, quadratic,
+//   the automatic cap of 64), the end was two steps of documents at 1.57-1.59 beside
+//   two light capped steps, one at 1.61. With the window's capped samples rejoining
+//   the leftover (when they make few steps), two steps at 1.46, where no plan padding
+//   at most 2% can be under 1.457 (imbalance_bound.h). Kept only if it pads no more
+//   than the best way so far, or than the padding guard.
 // A way whose worst step is more level is kept even when its steps are a little less
 // level on average: up to this share of what the worst step gains. The worst step is
 // the one every rank waits on; a strict "no less level on average" threw away ends
@@ -313,15 +336,20 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     others.push_back({.singletons_as_lumps = true});
     others.push_back({.singletons_as_lumps = true, .partners_to_measure = true});
   }
+  if ((!work.apart.empty() || !work.capped.empty()) &&
+      work.apart.size() <= kMostCappedStepsRejoined)
+    others.push_back({.capped_rejoin = true});
   for (size_t k = 0, n = others.size(); k < n; ++k) {
     if (!others[k].partners_to_measure) continue;
     FinishWay fitted = others[k];
     fitted.piece_fit = kPieceFit;
     others.push_back(fitted);
   }
+  const double most_padding = std::max(padding_share(best), options_.padding_guard);
   for (const FinishWay& way : others) {
     std::vector<Planned> steps = finished(work, way);
     const StepsLevel level = level_of(steps);
+    if (way.capped_rejoin && padding_share(steps) > most_padding) continue;
     if (more_level(level, best_level)) {
       best = std::move(steps);
       best_level = level;

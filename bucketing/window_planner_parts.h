@@ -94,6 +94,11 @@ struct WindowPlanner::FinishWay {
   // piece as many as fit under its cost; otherwise by cut_fluid_pieces, a piece this
   // share of its cost counting as reaching it.
   double piece_fit = 0;
+  // Let the capped samples' steps (work.apart) and the capped samples left over join the
+  // leftover, as partners for its lumps and fillers for its final cut, instead of
+  // keeping to steps of their own; no planned step is taken back then (short samples
+  // that cannot reach the leftover's dearest would have every step taken back).
+  bool capped_rejoin = false;
 };
 
 // Coarse batches a step takes (dearest first), to be completed with fillers cut to

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bucketing/imbalance_bound.h"
 #include "bucketing/plan_metrics.h"
 #include "core/error.h"
 #include "core/philox.h"
@@ -383,6 +384,31 @@ TEST(TokenBudgetPlanner, NoRankIdlesBesideADocumentTheCappedSamplesCannotReach) 
               world / (1 + (world - 1) * at_cap) + 0.01);
     EXPECT_EQ(metrics.total_duplicated() + metrics.total_dropped(), 0u);
   }
+}
+
+// More samples at the whole budget than ranks (70 at 64 ranks, quadratic, 8,192 tokens)
+// beside 3,000 short ones: no plan padding at most 2% has every step under 1.457
+// (imbalance_bound.h: two steps hold the 70, and all the short samples' cost is what
+// partners them). The short ones go into capped steps under the automatic cap, which a
+// final cut did not take back: two lump steps at 1.57-1.59 beside two light steps of
+// their own (one at 1.61). Their samples may now rejoin the window's end as partners
+// (FinishWay::capped_rejoin): 1.461, two steps per epoch.
+TEST(TokenBudgetPlanner, ManyFullBudgetSamplesComeWithinAPercentOfTheBound) {
+  std::vector<uint64_t> lengths(70, 8192);
+  for (uint64_t i = 0; i < 3000; ++i) {
+    CounterRng rng(1, RngStream::kSynth, 47, i);
+    lengths.push_back(10 + rng.below(391));
+  }
+  SpanLengths source(lengths);
+  const BucketingOptions o = quadratic_budget(8192);
+  ImbalanceBound bound({.world_size = 64, .tokens_per_rank = 8192, .cost = o.cost});
+  for (uint64_t l : lengths) bound.add(l);
+  ASSERT_GT(bound.worst_step(), 1.4);
+  PlanMetrics metrics(source, o.cost.a);
+  plan_epochs(metrics, source, o, 64, 0);
+  EXPECT_LT(metrics.padding_waste(), 0.02);
+  EXPECT_GE(metrics.imbalance(CostKind::kQuadratic).max, bound.worst_step());
+  EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.01 * bound.worst_step());
 }
 
 TEST(TokenBudgetPlanner, SameSeedSamePlanNewEpochNewPlan) {

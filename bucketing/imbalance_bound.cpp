@@ -7,8 +7,9 @@
 namespace evenfeed {
 namespace {
 
-// The fewest steps searched per lump before the rest is bounded from below instead
-// (`tail`): keeps the bound linear in the lumps' distinct costs on any corpus.
+// The most step counts searched one by one per lump group before the rest is bounded
+// from below by least_over_steps' envelope: keeps the bound's time linear in the lumps'
+// distinct lengths on any corpus.
 constexpr uint64_t kStepsSearched = 4096;
 // The most partner lengths tried under a token bound before the rest is bounded from
 // above at once (partner_cap).

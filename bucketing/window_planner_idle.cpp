@@ -31,7 +31,9 @@ double WindowPlanner::kth_dearest(const Planned& donor, size_t k) {
 }
 
 // `step`'s idle ranks take `donor`'s dearest batches, one each; the donor's other
-// samples are cut W ways in key order. None when they are too few for W batches.
+// samples are cut W ways in key order. None when they do not make exactly W batches
+// (too few samples, or, in key order rather than length order, more than W at the
+// budget).
 std::optional<std::pair<WindowPlanner::Planned, WindowPlanner::Planned>>
 WindowPlanner::lend_batches(const Planned& step, const Planned& donor) const {
   const size_t idle = idle_ranks(step);
@@ -43,7 +45,7 @@ WindowPlanner::lend_batches(const Planned& step, const Planned& donor) const {
     kept.insert(kept.end(), lent[k].entries.begin(), lent[k].entries.end());
   std::sort(kept.begin(), kept.end(), by_key);
   std::vector<Batch> recut = cut_into(kept, world_size_);
-  if (recut.size() < world_size_) return std::nullopt;
+  if (recut.size() != world_size_) return std::nullopt;
   lent.resize(idle);
   for (const Batch& b : step.batches)
     if (!b.entries.empty()) lent.push_back(b);

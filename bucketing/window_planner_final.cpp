@@ -244,10 +244,7 @@ void WindowPlanner::cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) 
 // planned steps taken back when the leftover cannot be levelled alone.
 void WindowPlanner::finish(Work& work, const FinishWay& way) const {
   if (way.capped_rejoin) {
-    for (Planned& step : work.apart) {
-      for (const Batch& b : step.batches)
-        work.leftover.insert(work.leftover.end(), b.entries.begin(), b.entries.end());
-    }
+    for (const Planned& step : work.apart) work.give_back(step.batches);
     work.apart.clear();
     work.leftover.insert(work.leftover.end(), work.capped.begin(), work.capped.end());
   } else {
@@ -348,8 +345,8 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
   const double most_padding = std::max(padding_share(best), options_.padding_guard);
   for (const FinishWay& way : others) {
     std::vector<Planned> steps = finished(work, way);
-    const StepsLevel level = level_of(steps);
     if (way.capped_rejoin && padding_share(steps) > most_padding) continue;
+    const StepsLevel level = level_of(steps);
     if (more_level(level, best_level)) {
       best = std::move(steps);
       best_level = level;

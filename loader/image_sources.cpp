@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/text_input.h"
 #include "loader/jpeg_probe.h"
 
 namespace evenfeed {
@@ -107,6 +108,7 @@ ImageSources read_list(const fs::path& list) {
   const fs::path base = list.parent_path();
   std::string line;
   for (uint64_t number = 1; std::getline(in, line); ++number) {
+    if (number == 1) drop_byte_order_mark(line);
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
       line.pop_back();
     if (line.empty() || line.front() == '#') continue;

@@ -17,6 +17,7 @@
 #include "bucketing/plan_metrics.h"
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
+#include "core/text_input.h"
 
 namespace evenfeed::cli {
 namespace {
@@ -388,6 +389,7 @@ std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {
   // it is an error; blank lines after the last length change nothing and are skipped.
   uint64_t first_blank = 0;
   for (uint64_t number = 1; std::getline(in, line); ++number) {
+    if (number == 1) drop_byte_order_mark(line);
     const size_t begin = line.find_first_not_of(" \t\r");
     if (begin == std::string::npos) {
       if (first_blank == 0) first_blank = number;

@@ -173,6 +173,21 @@ TEST(ConvertImages, ListFileWithRelativePathsSpacesAndLabels) {
   EXPECT_TRUE(d.manifest().classes.empty());
 }
 
+// A list saved by a Windows editor may begin with a UTF-8 byte-order mark: it is not
+// part of the first path.
+TEST(ConvertImages, ListFileMayBeginWithAByteOrderMark) {
+  testing::TempDir tmp;
+  testing::write_file(tmp / "imgs" / "c.jpg", testing::make_jpeg({.width = 8, .height = 9}));
+  testing::write_text(tmp / "list.txt",
+                      "\xEF\xBB\xBF"
+                      "imgs/c.jpg 2\r\n");
+  convert_images(tmp / "list.txt", tmp / "out", quiet_options());
+  Dataset d(tmp / "out");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.index().source_name(0), "imgs/c.jpg");
+  EXPECT_EQ(d.index().labels()[0], 2);
+}
+
 TEST(ConvertImages, MalformedListLineIsNamed) {
   testing::TempDir tmp;
   testing::write_text(tmp / "list.txt", "a.jpg 1\nb.jpg cat\n");

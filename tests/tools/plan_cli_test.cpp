@@ -480,6 +480,15 @@ TEST(PlanCli, BadInputIsOneClearLine) {
                           " --world-size 2 --tokens-per-rank 100 --json --no-baselines");
   ASSERT_EQ(crlf.exit_code, 0) << crlf.err;
   EXPECT_EQ(nlohmann::json::parse(crlf.out)["config"]["samples"], 2);
+  // A UTF-8 byte-order mark (Notepad's) before the first length is not part of it.
+  testing::write_text(tmp / "bom.txt",
+                      "\xEF\xBB\xBF"
+                      "5\n7\n9\n");
+  auto bom = run_command(kBin + " plan --lengths " + (tmp / "bom.txt").string() +
+                         " --world-size 2 --tokens-per-rank 100 --json --no-baselines");
+  ASSERT_EQ(bom.exit_code, 0) << bom.err;
+  EXPECT_EQ(nlohmann::json::parse(bom.out)["config"]["samples"], 3);
+  EXPECT_EQ(nlohmann::json::parse(bom.out)["config"]["mean_length"], 7.0);
   auto none = run_command(kBin + " plan --tokens-per-rank 9");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("exactly one of DIR"), std::string::npos) << none.err;

@@ -34,12 +34,13 @@ std::vector<LengthGroup> group_by_length(std::span<const uint64_t> lengths,
 }
 
 // The piece of the longest samples that reaches request.target (near enough) within its
-// ceiling, with as few of them as reach it; else the dearest under the ceiling; else the
-// cheapest sample left (count 0 when none is left).
+// ceiling, with as few of them as reach it (or, how.to_target, as many as come nearest
+// the target under the ceiling); else the dearest under the ceiling; else the cheapest
+// sample left (count 0 when none is left).
 PieceChoice choose_piece(const std::vector<LengthGroup>& groups, const PieceRequest& request,
-                         double near_enough, const CostModel& cost,
+                         const PieceCut& how, const CostModel& cost,
                          const std::function<uint64_t(uint64_t)>& most_per_batch) {
-  const double target = request.target * near_enough;
+  const double target = request.target * how.near_enough;
   PieceChoice reach{0, 0, 0}, under{0, 0, 0}, cheapest{0, 0, 0};
   uint64_t at_or_below = 0;  // samples left no longer than the group's length
   for (size_t g = groups.size(); g-- > 0;) {
@@ -53,7 +54,9 @@ PieceChoice choose_piece(const std::vector<LengthGroup>& groups, const PieceRequ
     if (most == 0) continue;
     const uint64_t wanted = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(target / each)));
     if (wanted <= most) {
-      reach = {g, wanted, static_cast<double>(wanted) * each};  // the longest so far
+      const auto full = static_cast<uint64_t>(std::ceil(request.target / each));
+      const uint64_t count = how.to_target ? std::min(most, std::max(wanted, full)) : wanted;
+      reach = {g, count, static_cast<double>(count) * each};  // the longest so far
     } else if (static_cast<double>(most) * each > under.cost) {
       under = {g, most, static_cast<double>(most) * each};
     }
@@ -65,7 +68,7 @@ PieceChoice choose_piece(const std::vector<LengthGroup>& groups, const PieceRequ
 }  // namespace
 
 std::vector<std::vector<size_t>> cut_fluid_pieces(
-    std::span<const uint64_t> lengths, std::span<const PieceRequest> requests, double near_enough,
+    std::span<const uint64_t> lengths, std::span<const PieceRequest> requests, const PieceCut& how,
     const CostModel& cost, const std::function<uint64_t(uint64_t)>& most_per_batch) {
   std::vector<size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -84,7 +87,7 @@ std::vector<std::vector<size_t>> cut_fluid_pieces(
 
   std::vector<std::vector<size_t>> pieces(requests.size());
   for (size_t r : turn) {
-    const PieceChoice choice = choose_piece(groups, requests[r], near_enough, cost, most_per_batch);
+    const PieceChoice choice = choose_piece(groups, requests[r], how, cost, most_per_batch);
     for (size_t g = choice.group; pieces[r].size() < choice.count && g < groups.size(); ++g) {
       while (groups[g].left() > 0 && pieces[r].size() < choice.count)
         pieces[r].push_back(order[groups[g].next++]);

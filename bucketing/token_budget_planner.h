@@ -43,8 +43,10 @@ namespace evenfeed {
 // short of fillers is also planned with coarse groups chosen for them
 // (plan_coarse_runs, after ff238ba), 16 since a step with idle ranks borrows batches
 // from another step (fill_idle_ranks) and a window's end is also made with its few
-// capped steps rejoining the last cut (FinishWay::capped_rejoin, after 2f0d824).
-inline constexpr int kTokenBudgetPlanRevision = 16;
+// capped steps rejoining the last cut (FinishWay::capped_rejoin, after 2f0d824), 17
+// since a window's end is also made with the lumps' partners cut to measure going on
+// to their targets rather than stopping near them (kPieceCuts, after d35b90b).
+inline constexpr int kTokenBudgetPlanRevision = 17;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -84,6 +84,7 @@
 namespace evenfeed {
 
 struct FluidRuns;
+struct PieceCut;
 class EpochMates;
 
 struct PlanItem {
@@ -190,7 +191,7 @@ class WindowPlanner {
                                           const std::vector<double>& lump_costs) const;
   std::optional<LumpPlacement> place_fluid_runs(const std::vector<Entry>& rest,
                                                 const std::vector<double>& lump_costs,
-                                                double piece_fit) const;
+                                                const std::optional<PieceCut>& cut) const;
   std::vector<std::vector<size_t>> fluid_pieces_in_order(const std::vector<Entry>& rest,
                                                          const FluidRuns& runs) const;
   bool is_lump(const Entry& e, bool singletons) const;

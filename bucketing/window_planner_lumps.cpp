@@ -66,7 +66,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry
   std::vector<double> lump_costs;
   for (const Entry& e : lumps) lump_costs.push_back(options_.cost.per_sample(e.length));
   std::optional<LumpPlacement> placement = way.partners_to_measure
-                                               ? place_fluid_runs(rest, lump_costs, way.piece_fit)
+                                               ? place_fluid_runs(rest, lump_costs, way.piece_cut)
                                                : place_runs(rest, lump_costs);
   if (!placement) return {};
   const LumpRuns& runs = placement->runs;
@@ -134,19 +134,20 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_runs(
 }
 
 // Runs for the lumps with partners cut to measure from `rest` (plan_fluid_runs). With
-// `piece_fit` 0 the dearest steps take the longest of the rest, each piece as many
-// samples as fit under its step's piece cost (at least one); otherwise each piece is cut
-// by cut_fluid_pieces, no dearer than its step's dearest lump. The partners are listed
+// no `cut` the dearest steps take the longest of the rest, each piece as many samples
+// as fit under its step's piece cost (at least one); otherwise each piece is cut by
+// cut_fluid_pieces as `cut` says, no dearer than its step's dearest lump. The partners are listed
 // in step order, then what is left of the rest cut at the budget (returned to the
 // leftover by the caller); runs.worst is that of the pieces as cut.
 std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
-    const std::vector<Entry>& rest, const std::vector<double>& lump_costs, double piece_fit) const {
+    const std::vector<Entry>& rest, const std::vector<double>& lump_costs,
+    const std::optional<PieceCut>& cut) const {
   double fluid = 0;
   for (const Entry& e : rest) fluid += options_.cost.per_sample(e.length);
   const std::optional<FluidRuns> runs = plan_fluid_runs(lump_costs, fluid, world_size_);
   if (!runs) return std::nullopt;
   std::vector<std::vector<size_t>> pieces;
-  if (piece_fit == 0) {
+  if (!cut) {
     pieces = fluid_pieces_in_order(rest, *runs);
   } else {
     std::vector<PieceRequest> requests;
@@ -159,7 +160,7 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
     }
     std::vector<uint64_t> lengths;
     for (const Entry& e : rest) lengths.push_back(e.length);
-    pieces = cut_fluid_pieces(lengths, requests, piece_fit, options_.cost,
+    pieces = cut_fluid_pieces(lengths, requests, *cut, options_.cost,
                               [this](uint64_t length) { return per_batch(length); });
   }
   LumpPlacement placement{{runs->lumps_per_step, 1.0}, {}};

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "bucketing/fluid_pieces.h"
 #include "bucketing/lump_runs.h"
 #include "bucketing/window_planner.h"
 
@@ -90,10 +92,9 @@ struct WindowPlanner::FinishWay {
   // Complete the lumps' steps with partners cut to measure (place_fluid_runs) rather
   // than at the budget or evenly (place_runs).
   bool partners_to_measure = false;
-  // How partners are cut to measure: 0, in the samples' order, the longest first, each
-  // piece as many as fit under its cost; otherwise by cut_fluid_pieces, a piece this
-  // share of its cost counting as reaching it.
-  double piece_fit = 0;
+  // How partners are cut to measure: none, in the samples' order, the longest first,
+  // each piece as many as fit under its cost; otherwise by cut_fluid_pieces, so.
+  std::optional<PieceCut> piece_cut;
   // Let the capped samples' steps (work.apart) and the capped samples left over join the
   // leftover, as partners for its lumps and fillers for its final cut, instead of
   // keeping to steps of their own; no planned step is taken back then (short samples

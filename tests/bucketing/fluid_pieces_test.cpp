@@ -1,5 +1,6 @@
 // cut_fluid_pieces: pieces of coarse samples reach costs a cut in length order misses,
-// never pass their ceiling, and hold every sample at most once; on random cases, a piece
+// pieces of fine ones go on to their target, never pass their ceiling, and hold every
+// sample at most once; on random cases, a piece
 // falls short of its target only when no length left could reach it.
 #include "bucketing/fluid_pieces.h"
 
@@ -35,13 +36,37 @@ TEST(FluidPieces, ReachTargetsThatTheLongestSamplesWouldMiss) {
   lengths.insert(lengths.end(), 200, 1000);                  // 0.036 each
   ASSERT_GT(2 * kQuadratic.per_sample(5300), 0.8 * budget);  // the premise
   const std::vector<PieceRequest> requests(12, {0.8 * budget, 0.8 * budget});
-  const auto pieces = cut_fluid_pieces(lengths, requests, 0.95, kQuadratic, unlimited);
-  ASSERT_EQ(pieces.size(), requests.size());
-  for (const auto& piece : pieces) {
-    const double cost = piece_cost(lengths, piece);
-    EXPECT_LE(cost, 0.8 * budget);
-    EXPECT_GE(cost, 0.95 * 0.8 * budget);
+  for (const bool to_target : {false, true}) {
+    const auto pieces =
+        cut_fluid_pieces(lengths, requests, {0.95, to_target}, kQuadratic, unlimited);
+    ASSERT_EQ(pieces.size(), requests.size());
+    for (const auto& piece : pieces) {
+      const double cost = piece_cost(lengths, piece);
+      EXPECT_LE(cost, 0.8 * budget);
+      EXPECT_GE(cost, 0.95 * 0.8 * budget);
+    }
   }
+}
+
+// A length qualifies by reaching near_enough of the target, but the piece then goes on
+// to the target itself as far as the ceiling allows: pieces of fine samples that stopped
+// at 0.85 of their target left a step of lumps that much below its dearest.
+TEST(FluidPieces, PiecesOfFineSamplesGoOnToTheirTarget) {
+  const double budget = kQuadratic.budget(8192);
+  const std::vector<uint64_t> lengths(200, 1000);  // 0.036 of the budget each
+  const double each = kQuadratic.per_sample(1000);
+  const std::vector<PieceRequest> requests{{0.5 * budget, 0.5 * budget},
+                                           {0.4 * budget, 0.6 * budget}};
+  // As few as reach 0.85 of the target: 12 samples, short of the ceiling by more than one.
+  const auto fewest = cut_fluid_pieces(lengths, requests, {0.85, false}, kQuadratic, unlimited);
+  EXPECT_LT(piece_cost(lengths, fewest[0]), 0.5 * budget - each);
+  const auto pieces = cut_fluid_pieces(lengths, requests, {0.85, true}, kQuadratic, unlimited);
+  // At the ceiling: within one sample of it, never over.
+  EXPECT_LE(piece_cost(lengths, pieces[0]), 0.5 * budget);
+  EXPECT_GT(piece_cost(lengths, pieces[0]), 0.5 * budget - each);
+  // Room above the target: at least the target, by less than one sample.
+  EXPECT_GE(piece_cost(lengths, pieces[1]), 0.4 * budget);
+  EXPECT_LT(piece_cost(lengths, pieces[1]), 0.4 * budget + each);
 }
 
 // Pieces with room above their target take the longest samples, so the fine ones stay
@@ -51,7 +76,7 @@ TEST(FluidPieces, RoomyPiecesTakeTheLongest) {
   std::vector<uint64_t> lengths(4, 5300);
   lengths.insert(lengths.end(), 100, 1000);
   const std::vector<PieceRequest> requests{{0.2 * budget, budget}, {0.3 * budget, 0.3 * budget}};
-  const auto pieces = cut_fluid_pieces(lengths, requests, 0.95, kQuadratic, unlimited);
+  const auto pieces = cut_fluid_pieces(lengths, requests, {0.95, false}, kQuadratic, unlimited);
   ASSERT_EQ(pieces[0].size(), 1u);
   EXPECT_EQ(lengths[pieces[0][0]], 5300u);
   for (size_t k : pieces[1]) EXPECT_EQ(lengths[k], 1000u);  // 5300 costs 0.46
@@ -65,7 +90,7 @@ TEST(FluidPieces, TheTightestAreCutFirst) {
   const double budget = kQuadratic.budget(8192);
   const std::vector<uint64_t> lengths{4800, 4800};
   const std::vector<PieceRequest> requests{{0.3 * budget, budget}, {0.78 * budget, 0.8 * budget}};
-  const auto pieces = cut_fluid_pieces(lengths, requests, 0.95, kQuadratic, unlimited);
+  const auto pieces = cut_fluid_pieces(lengths, requests, {0.95, false}, kQuadratic, unlimited);
   EXPECT_EQ(pieces[1].size(), 2u);
   EXPECT_TRUE(pieces[0].empty());
 }
@@ -77,8 +102,8 @@ TEST(FluidPieces, KeepTheLimitPerBatch) {
   const double budget = kQuadratic.budget(8192);
   const std::vector<uint64_t> lengths(50, 1000);
   const std::vector<PieceRequest> requests{{0.5 * budget, 0.5 * budget}};
-  const auto pieces =
-      cut_fluid_pieces(lengths, requests, 0.95, kQuadratic, [](uint64_t) { return uint64_t{4}; });
+  const auto pieces = cut_fluid_pieces(lengths, requests, {0.95, false}, kQuadratic,
+                                       [](uint64_t) { return uint64_t{4}; });
   EXPECT_EQ(pieces[0].size(), 4u);
 }
 
@@ -88,7 +113,7 @@ TEST(FluidPieces, CheapestSampleWhenAllAreDearerAndEmptyWhenSpent) {
   const double budget = kQuadratic.budget(8192);
   const std::vector<uint64_t> lengths{7000, 6000};
   const std::vector<PieceRequest> requests(3, {0.1 * budget, 0.2 * budget});
-  const auto pieces = cut_fluid_pieces(lengths, requests, 0.95, kQuadratic, unlimited);
+  const auto pieces = cut_fluid_pieces(lengths, requests, {0.95, false}, kQuadratic, unlimited);
   ASSERT_EQ(pieces[0].size(), 1u);
   EXPECT_EQ(lengths[pieces[0][0]], 6000u);
   ASSERT_EQ(pieces[1].size(), 1u);
@@ -120,7 +145,9 @@ TEST(FluidPieces, RandomCasesKeepEveryPromise) {
       const double room = budget * static_cast<double>(next_random(state) % 30) / 100;
       requests.push_back({target, std::min(budget, target + room)});
     }
-    const auto pieces = cut_fluid_pieces(lengths, requests, 0.9, kQuadratic, unlimited);
+    const bool to_target = trial % 2 == 1;  // both ways of counting a piece
+    const auto pieces =
+        cut_fluid_pieces(lengths, requests, {0.9, to_target}, kQuadratic, unlimited);
     std::set<size_t> seen;
     for (size_t r = 0; r < m; ++r) {
       for (size_t k : pieces[r]) EXPECT_TRUE(seen.insert(k).second) << "trial " << trial;

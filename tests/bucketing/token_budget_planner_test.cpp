@@ -93,6 +93,15 @@ PlanMetrics expect_level(const LengthSource& source, const BucketingOptions& o, 
   return metrics;
 }
 
+// One epoch (seed 1) at `world` ranks, every sample served exactly once.
+PlanMetrics one_epoch(const LengthSource& source, const BucketingOptions& o, uint32_t world) {
+  PlanMetrics metrics(source, o.cost.a);
+  plan_epochs(metrics, source, o, world, 1, 1);
+  EXPECT_EQ(metrics.total_dropped(), 0u);
+  EXPECT_EQ(metrics.total_duplicated(), 0u);
+  return metrics;
+}
+
 // Two epochs (seed 1) at 8 ranks, every sample served exactly once in each.
 PlanMetrics two_epochs_at_8(const LengthSource& source, const BucketingOptions& options) {
   PlanMetrics metrics(source, options.cost.a);
@@ -897,12 +906,9 @@ TEST(TokenBudgetPlanner, CoarsePartnersAreCutFromOneLength) {
   for (uint64_t seed : {17, 21, 30}) {
     const std::vector<uint64_t> lengths = lumpy_small_corpus(seed);
     SpanLengths source(lengths);
-    PlanMetrics metrics(source, CostModel{}.a);
-    plan_epochs(metrics, source, quadratic_budget(8192), 8, 1, 1);
+    const PlanMetrics metrics = one_epoch(source, quadratic_budget(8192), 8);
     EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.12) << "seed " << seed;
     EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).mean, 1.06) << "seed " << seed;
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
   }
 }
 
@@ -941,12 +947,9 @@ TEST(TokenBudgetPlanner, PartnersCutToMeasureGoOnToTheirTarget) {
   for (uint64_t seed : {4, 6, 22}) {
     const std::vector<uint64_t> lengths = lumps_among_fine_samples(seed);
     SpanLengths source(lengths);
-    PlanMetrics metrics(source, CostModel{}.a);
-    plan_epochs(metrics, source, quadratic_budget(16384), 64, 1, 1);
+    const PlanMetrics metrics = one_epoch(source, quadratic_budget(16384), 64);
     EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.08) << "seed " << seed;
     EXPECT_LT(metrics.padding_waste(), 0.02) << "seed " << seed;
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
   }
 }
 

@@ -55,6 +55,7 @@ PieceChoice choose_piece(const std::vector<LengthGroup>& groups, const PieceRequ
     const uint64_t wanted = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(target / each)));
     if (wanted <= most) {
       const auto full = static_cast<uint64_t>(std::ceil(request.target / each));
+      // At least `wanted`: a target of 0 still takes one sample.
       const uint64_t count = how.to_target ? std::min(most, std::max(wanted, full)) : wanted;
       reach = {g, count, static_cast<double>(count) * each};  // the longest so far
     } else if (static_cast<double>(most) * each > under.cost) {

@@ -136,9 +136,9 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_runs(
 // Runs for the lumps with partners cut to measure from `rest` (plan_fluid_runs). With
 // no `cut` the dearest steps take the longest of the rest, each piece as many samples
 // as fit under its step's piece cost (at least one); otherwise each piece is cut by
-// cut_fluid_pieces as `cut` says, no dearer than its step's dearest lump. The partners are listed
-// in step order, then what is left of the rest cut at the budget (returned to the
-// leftover by the caller); runs.worst is that of the pieces as cut.
+// cut_fluid_pieces as `cut` says, no dearer than its step's dearest lump. The partners
+// are listed in step order, then what is left of the rest cut at the budget (returned
+// to the leftover by the caller); runs.worst is that of the pieces as cut.
 std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
     const std::vector<Entry>& rest, const std::vector<double>& lump_costs,
     const std::optional<PieceCut>& cut) const {

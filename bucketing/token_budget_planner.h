@@ -45,8 +45,10 @@ namespace evenfeed {
 // from another step (fill_idle_ranks) and a window's end is also made with its few
 // capped steps rejoining the last cut (FinishWay::capped_rejoin, after 2f0d824), 17
 // since a window's end is also made with the lumps' partners cut to measure going on
-// to their targets rather than stopping near them (kPieceCuts, after d35b90b).
-inline constexpr int kTokenBudgetPlanRevision = 17;
+// to their targets rather than stopping near them (kPieceCuts, after d35b90b), 18
+// since the steered deal is followed by swaps that part former mates it left together
+// (DealSteer::swap_apart, after e1ac4a2).
+inline constexpr int kTokenBudgetPlanRevision = 18;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

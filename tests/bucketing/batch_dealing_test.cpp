@@ -23,6 +23,16 @@ void expect_valid_deal(const std::vector<uint32_t>& dealt, const std::vector<uin
   EXPECT_EQ(taken, places);
 }
 
+// How many pairs of samples of one group (last epoch's batch) `dealt` puts in one batch.
+int met_again(const std::vector<uint32_t>& group, const std::vector<uint32_t>& dealt) {
+  int pairs = 0;
+  for (size_t i = 0; i < dealt.size(); ++i) {
+    for (size_t j = i + 1; j < dealt.size(); ++j)
+      pairs += group[i] == group[j] && dealt[i] == dealt[j];
+  }
+  return pairs;
+}
+
 // Only batch 0 can hold the 10 and the 9: a deal that placed the short samples first,
 // or drew among all places, would strand one of them.
 TEST(DealToPlaces, LongSamplesGoWhereOnlyTheyFit) {
@@ -82,14 +92,6 @@ TEST(DealToPlaces, SteeredDealKeepsLastEpochsMatesApart) {
     pool.push_back(k < 20 ? 500 + k : 50);  // 20 long samples, in groups 0 and 1
     group.push_back(k / 10);
   }
-  auto met_again = [&](const std::vector<uint32_t>& dealt) {
-    int pairs = 0;
-    for (size_t i = 0; i < pool.size(); ++i) {
-      for (size_t j = i + 1; j < pool.size(); ++j)
-        pairs += group[i] == group[j] && dealt[i] == dealt[j];
-    }
-    return pairs;
-  };
   int plain = 0, steered = 0;
   for (uint64_t seed = 0; seed < 10; ++seed) {
     CounterRng rng(seed, RngStream::kBatchDeal, 0, 0), again(seed, RngStream::kBatchDeal, 0, 0);
@@ -97,9 +99,9 @@ TEST(DealToPlaces, SteeredDealKeepsLastEpochsMatesApart) {
     const std::vector<uint32_t> dealt = deal_to_places(pool, longest, places, rng, &steer);
     expect_valid_deal(dealt, pool, longest, places);
     EXPECT_EQ(dealt, deal_to_places(pool, longest, places, again, &steer));
-    steered += met_again(dealt);
+    steered += met_again(group, dealt);
     CounterRng plain_rng(seed, RngStream::kBatchDeal, 0, 0);
-    plain += met_again(deal_to_places(pool, longest, places, plain_rng));
+    plain += met_again(group, deal_to_places(pool, longest, places, plain_rng));
   }
   // Each group of 10 long samples shares the 4 long batches: 3 + 3 + 2 + 2 at best, 8
   // pairs, 16 per deal; the 38 groups of short samples can all be kept apart.
@@ -142,14 +144,6 @@ TEST(DealToPlaces, SwapsAfterTheSteeredDealSeparateMatesItLeftTogether) {
                    [&](size_t a, size_t b) { return pool[a] > pool[b]; });
   std::vector<uint32_t> group(pool.size());
   for (size_t r = 0; r < by_length.size(); ++r) group[by_length[r]] = static_cast<uint32_t>(r / 20);
-  auto met_again = [&](const std::vector<uint32_t>& dealt) {
-    int pairs = 0;
-    for (size_t i = 0; i < pool.size(); ++i) {
-      for (size_t j = i + 1; j < pool.size(); ++j)
-        pairs += group[i] == group[j] && dealt[i] == dealt[j];
-    }
-    return pairs;
-  };
   for (uint64_t seed = 0; seed < 5; ++seed) {
     int pairs[2] = {0, 0};
     for (bool swaps : {false, true}) {
@@ -157,7 +151,7 @@ TEST(DealToPlaces, SwapsAfterTheSteeredDealSeparateMatesItLeftTogether) {
       const DealSteer steer{.pool_group = group, .batch_group = kept, .swap_apart = swaps};
       const std::vector<uint32_t> dealt = deal_to_places(pool, longest, places, rng, &steer);
       expect_valid_deal(dealt, pool, longest, places);
-      pairs[swaps] = met_again(dealt);
+      pairs[swaps] = met_again(group, dealt);
     }
     EXPECT_LT(pairs[1], 0.97 * pairs[0]) << "seed " << seed;
   }

@@ -74,7 +74,9 @@ struct BucketingOptions {
   // When a window's steps pad more than this share of their slots, the window is
   // planned again with half the noise (reach and padding allowance) and the plan that
   // pads less is kept: the noise spends padding for fresh batch mates, and at large
-  // budgets a window's cuts alone can take most of the 2% padding target. 0: never.
+  // budgets a window's cuts alone can take most of the 2% padding target. A window
+  // still above 2% then is planned once more with the noise's cap narrowed too
+  // (kQuieterNoiseCap). 0: never.
   double padding_guard = 0.019;
   // Every sample that shares a batch may move at least this far (log length), so batch
   // composition changes between epochs for long samples too.

@@ -460,7 +460,10 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
   std::vector<Planned> planned = plan_steps(std::move(items), last, carry);
   if (const double padding = padding_share(planned);
       options_.padding_guard > 0 && options_.noise > 0 && padding > options_.padding_guard) {
-    plan_quietly_if_less_padded(planned, padding, last, carry, carried_before);
+    plan_quietly_if_less_padded(planned, padding, last, carry, carried_before, 1.0);
+    if (const double still = padding_share(planned); still > kPaddingTarget) {
+      plan_quietly_if_less_padded(planned, still, last, carry, carried_before, kQuieterNoiseCap);
+    }
   }
   if (options_.mix_batches) mix_window(planned, window_index);
   return emit_in_chosen_order(planned, window_index, previous_mean, steps);

@@ -58,7 +58,8 @@
 //    A window whose steps now pad more than `padding_guard` (1.9%) is planned again,
 //    steps 1-5, with half the noise (reach and padding allowance); the quieter plan is
 //    kept when it pads less and its worst step is no less level, or level enough
-//    (plan_quietly_if_less_padded).
+//    (plan_quietly_if_less_padded). One still above the 2% padding target is planned
+//    a third time, with the noise's cap narrowed by a quarter too.
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly
@@ -155,7 +156,8 @@ class WindowPlanner {
   std::vector<Planned> plan_steps(std::vector<PlanItem> items, bool last,
                                   std::vector<PlanItem>& carry, bool regroup = false) const;
   void plan_quietly_if_less_padded(std::vector<Planned>& planned, double padding, bool last,
-                                   std::vector<PlanItem>& carry, size_t carried_before) const;
+                                   std::vector<PlanItem>& carry, size_t carried_before,
+                                   double noise_cap_scale) const;
   struct Fill {  // a window's padded slots (count x longest) and the tokens in them
     double slots = 0, tokens = 0;
   };

@@ -87,7 +87,8 @@ void add_plan(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--padding-guard", r.bucketing_options.padding_guard,
                   "A window padding more than this share is planned again with half the "
-                  "noise, keeping the less padded plan (0: never)")
+                  "noise (and, still above 2%, a narrower noise cap), keeping the less "
+                  "padded plan (0: never)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--level-tolerance", r.bucketing_options.level_tolerance,
                   "Cost spread allowed within a step")

@@ -740,10 +740,11 @@ TEST(TokenBudgetPlanner, NoiseMaySpendMorePaddingWhereOtherwiseNoCapMeetsThePair
 }
 
 // Whole documents (log-normal, median 400 words, sigma 1.5) at 16,384 tokens under
-// quadratic cost: full batches hold most samples of a length, so they pad (2.3%) and
-// re-batch (17.7%) too much, and no cap's estimate meets the target, even with the
-// wider noise. The cap with the least estimate, under 3/4 of full batches', is taken
-// anyway (least_cap_share), and its plan meets every target.
+// quadratic cost: full batches hold most samples of a length, so they re-batch too
+// many pairs (23.6%; they padded 2.3% and re-batched 17.7% before a window still above
+// 2% was planned a third time with narrower noise), and no cap's estimate meets the
+// target, even with the wider noise. The cap with the least estimate, under 3/4 of full batches',
+// is taken anyway (least_cap_share), and its plan meets every target.
 TEST(TokenBudgetPlanner, TheLeastEstimateCapIsTakenWhereNoneMeetsTheTarget) {
   std::vector<uint64_t> lengths(27000);
   for (uint64_t i = 0; i < lengths.size(); ++i) {
@@ -759,7 +760,6 @@ TEST(TokenBudgetPlanner, TheLeastEstimateCapIsTakenWhereNoneMeetsTheTarget) {
   EXPECT_EQ(automatic_batch_cap(source, o).max_batch_size, 64u);
 
   const PlanMetrics full = two_epochs_at_8(source, keep_full);
-  EXPECT_GT(full.padding_waste(), 0.02);
   EXPECT_GT(full.repeated_pair_share(), 0.10);
   const PlanMetrics capped = two_epochs_at_8(source, o);
   EXPECT_LT(capped.padding_waste(), 0.02);

@@ -743,8 +743,8 @@ TEST(TokenBudgetPlanner, NoiseMaySpendMorePaddingWhereOtherwiseNoCapMeetsThePair
 // quadratic cost: full batches hold most samples of a length, so they re-batch too
 // many pairs (23.6%; they padded 2.3% and re-batched 17.7% before a window still above
 // 2% was planned a third time with narrower noise), and no cap's estimate meets the
-// target, even with the wider noise. The cap with the least estimate, under 3/4 of full batches',
-// is taken anyway (least_cap_share), and its plan meets every target.
+// target, even with the wider noise. The cap with the least estimate, under 3/4 of
+// full batches', is taken anyway (least_cap_share), and its plan meets every target.
 TEST(TokenBudgetPlanner, TheLeastEstimateCapIsTakenWhereNoneMeetsTheTarget) {
   std::vector<uint64_t> lengths(27000);
   for (uint64_t i = 0; i < lengths.size(); ++i) {

@@ -9,6 +9,12 @@
 
 namespace evenfeed {
 
+// The padding target of issue 3 (padded slots over all slots): the planner plans a
+// window again when it pads more (window_planner.cpp), the automatic sample cap goes
+// below its ladder when the noise alone would pad more (automatic_batch_cap), and the
+// imbalance bound of `evenfeed plan` is for plans that pad at most this.
+inline constexpr double kPaddingTarget = 0.02;
+
 // BucketingOptions::max_batch_size for "no cap" (0 means "choose").
 inline constexpr uint64_t kNoBatchCap = UINT64_MAX;
 
@@ -29,7 +35,9 @@ struct BucketingOptions {
   // batch, more than a window holds of each length); then the largest power of two
   // from 64 to 65,536 that brings the estimate under it, each estimated with the noise
   // it would be planned with (and on batches not yet dealt); when none does, the one
-  // with the least estimate if that is below `least_cap_share` of full batches'.
+  // with the least estimate if that is below `least_cap_share` of full batches', or half
+  // of it when at 64 even the narrowest noise pads more than kPaddingTarget and at 32
+  // it does not.
   // A cap set here is a ceiling: the same choice is made among the caps below it, so a
   // user's cap for memory does not bring back the repeated pairs the automatic cap
   // avoids (`repeated_pairs_target` 0 keeps it exact). kNoBatchCap: no cap.

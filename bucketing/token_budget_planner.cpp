@@ -104,6 +104,32 @@ double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vecto
   return together > 0 ? again / together : 0.0;
 }
 
+// `least`: the cap with the least estimate, the ladder's smallest (64), which
+// automatic_batch_cap is about to take though no cap met the pairs target. On a small
+// corpus each length has few samples, so 64 neighbours in length span a wide range of
+// lengths, and even the narrowest noise may sort a window into batches at that cap that
+// pad more than the whole padding target. The plan then pads over it, or its padding
+// guard takes noise back to stay under, and more pairs meet again. Half as many
+// neighbours span about half the range: the cap is halved when that brings the
+// narrowest noise under the target, and planned with the widest noise that fits the
+// padding allowance for pairs (or the narrowest). Otherwise `least` stands: where
+// halving does not fit either, the greedy batches' padding is far from what the plan
+// pads (2-8% in the planner's tests, whose plans pad under 2%). Source files,
+// quadratic, 32,768 tokens, 8 ranks: greedy 2.3% at 64 and 1.9% at 32; planned, 2.12%
+// padding and 9.3% of pairs again at 64, 1.81% and 5.6% at 32. Log-normal documents
+// (BENCHMARKS.md): 1.91% and 14.5% at 64, 1.75% and 6.5% at 32.
+static AutomaticCap halved_if_noise_overpads(const std::vector<PlanItem>& noise_items,
+                                             BucketingOptions o, const AutomaticCap& least) {
+  o.noise_cap = kNoiseCaps[0];
+  auto overpads = [&](uint64_t cap) {
+    o.max_batch_size = cap;
+    return WindowPlanner(o, 1, 0, 0).noisy_sort_padding(noise_items) > kPaddingTarget;
+  };
+  const uint64_t half = least.max_batch_size / 2;
+  if (!overpads(least.max_batch_size) || overpads(half)) return least;
+  return {half, kNoiseCaps[widest_fitting_noise(noise_items, o, 0, o.noise_cap_padding_for_pairs)]};
+}
+
 // Full batches are capped only when their estimate exceeds the target this many times.
 static constexpr double kCapTrigger = 1.25;
 
@@ -193,7 +219,11 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   // more (Debian changelog entries, quadratic, 32,768 tokens, 8 ranks: 7.94% padding
   // and 66.2% of pairs again with full batches; 1.64% and 7.8% with cap 64, estimated
   // 11.8% against 90.2%). Otherwise full batches: a cap would only add steps.
-  if (least && least_share < options.least_cap_share * full_share) return *least;
+  if (least && least_share < options.least_cap_share * full_share) {
+    if (choose_noise && least->max_batch_size == std::end(kBatchCaps)[-1])
+      return halved_if_noise_overpads(noise_items, o, *least);
+    return *least;
+  }
   return *full;
 }
 

@@ -49,8 +49,9 @@ namespace evenfeed {
 // since the steered deal is followed by swaps that part former mates it left together
 // (DealSteer::swap_apart, after e1ac4a2), 19 since a window still above 2% padding
 // after its quieter plan is planned once more with a narrower noise cap (after
-// 8603c4d).
-inline constexpr int kTokenBudgetPlanRevision = 19;
+// 8603c4d), 20 since the automatic sample cap may be 32 where even the narrowest noise
+// pads more than 2% at 64 but not at 32 (after e902e06).
+inline constexpr int kTokenBudgetPlanRevision = 20;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);
@@ -81,6 +82,9 @@ double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vecto
 // target); otherwise the largest of kBatchCaps below the ceiling that does.
 // Each cap is estimated with the noise it would be planned with (the widest that fits
 // the noise's padding target with that cap), from two noisy sorts per noise tried.
+// When the cap with the least estimate is the ladder's smallest and even the narrowest
+// noise pads more than kPaddingTarget with it, but not with half of it, the cap is
+// halved (32).
 struct AutomaticCap {
   uint64_t max_batch_size;
   double noise_cap;

@@ -23,10 +23,9 @@ inline constexpr uint64_t kFillerPerBatch = 16;
 // A final step whose dearest batch costs at most this times the mean is level enough.
 inline constexpr double kLevelEnough = 1.04;
 
-// The padding target (the 2%): a window still above it after its quieter plan
+// A window still above the padding target (kPaddingTarget) after its quieter plan
 // (BucketingOptions::padding_guard) is planned once more with the noise's cap scaled
-// by kQuieterNoiseCap.
-inline constexpr double kPaddingTarget = 0.02;
+// by this.
 inline constexpr double kQuieterNoiseCap = 0.75;
 
 // At most this many lumps are placed by plan_lump_runs (quadratic in their number);

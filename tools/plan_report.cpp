@@ -26,8 +26,6 @@ namespace {
 // few steps: in the sweeps of BENCHMARKS.md ("How much work an epoch holds"), every
 // configuration with the automatic settings that missed a target but one was below it.
 constexpr double kFewBudgetSteps = 8;
-// The padding target of issue 3: the imbalance bound is for plans that meet it.
-constexpr double kPaddingTarget = 0.02;
 // The report's text names the bound above this: below, the data does not stand in the
 // way of level steps and the line would say nothing.
 constexpr double kBoundWorthSaying = 1.01;

@@ -31,6 +31,10 @@ class LumpPrefix {
     const uint64_t before = g == 0 ? 0 : count_[g - 1];
     return (g == 0 ? 0 : sum_[g - 1]) + static_cast<double>(j - before) * cost_[g];
   }
+  // The cost of the i-th dearest lump (1 <= i <= size()).
+  double cost_at(uint64_t i) const {
+    return cost_[std::lower_bound(count_.begin(), count_.end(), i) - count_.begin()];
+  }
   // How many lumps cost more than `c`.
   uint64_t dearer_than(double c) const {
     uint64_t n = 0;
@@ -76,18 +80,24 @@ struct StepsContent {
 };
 
 // The least over s (q = ceil(t / W) <= s <= t: the steps holding the t dearest lumps)
-// of s W c_t / content.most(s, t), or a value at most `enough` when it is no more.
+// of W (heads + (s - q) c_t) / content.most(s, t), or a value at most `enough` when it
+// is no more. `heads` bounds the q dearest steps' dearest batches from below (see
+// worst_step); every other step holds one of the t, so costs c_t at least.
 // Searched upward while a lower envelope of the rest can still fall below the least so
 // far: content.most(s, t) <= top(t) + (s W - t) max(c_t, partner), and <= every lump
 // and all the fluid.
-double least_over_steps(const StepsContent& content, uint64_t t, double c_t, double enough) {
+double least_over_steps(const StepsContent& content, uint64_t t, double c_t, double heads,
+                        double enough) {
   const uint64_t ranks = content.ranks, q = (t + ranks - 1) / ranks;
   const double top_t = content.lumps.top(t), step_rate = std::max(c_t, content.partner);
   const double everything = content.lumps.top(content.lumps.size()) + content.fluid;
   auto ratio = [&](uint64_t s) {
-    return c_t * static_cast<double>(s * ranks) / content.most(s, t);
+    return (heads + static_cast<double>(s - q) * c_t) * static_cast<double>(ranks) /
+           content.most(s, t);
   };
-  auto envelope = [&](uint64_t s) {  // a lower bound of ratio(s') for all s' >= s
+  // A lower bound of ratio(s') for all s' >= s: of s' W c_t / content.most(s', t), which
+  // ratio(s') is at least (heads >= q c_t).
+  auto envelope = [&](uint64_t s) {
     const double w = static_cast<double>(s * ranks);
     const double rising = c_t * w / everything;
     const double mixed = top_t >= static_cast<double>(t) * step_rate
@@ -173,11 +183,16 @@ double ImbalanceBound::worst_step() const {
   LumpPrefix lumps;
   for (const auto& [length, count] : lumps_) lumps.add_group(cost(length), count);
   const StepsContent content{lumps, ranks, fluid, partner, lumps.dearer_than(partner)};
-  double worst = 1;
-  uint64_t t = 0;
+  // The steps holding the t dearest lumps: at least j of them hold one of the
+  // (j - 1) W + 1 dearest (a step holds W lumps at most), so the j-th dearest step's
+  // dearest batch costs at least that lump, c_((j-1) W + 1). `heads` sums these for
+  // j <= q = ceil(t / W); q only grows with t.
+  double worst = 1, heads = 0;
+  uint64_t t = 0, q = 0;
   for (const auto& [length, count] : lumps_) {
     t += count;  // a group's bound is highest at its last lump (q grows with t)
-    worst = std::max(worst, least_over_steps(content, t, cost(length), worst));
+    for (; q < (t + ranks - 1) / ranks; ++q) heads += lumps.cost_at(q * ranks + 1);
+    worst = std::max(worst, least_over_steps(content, t, cost(length), heads, worst));
   }
   return worst;
 }

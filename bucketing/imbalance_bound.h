@@ -15,11 +15,15 @@
 // each of whose dearest batch costs at least c_t. Those s steps hold at most the s W
 // dearest lumps, all the fluid F, and what padding adds to it, I (the padded slots a plan
 // may have, each costing at most a + 2 x the longest fluid sample more than the slot's
-// own sample under quadratic cost, one token under linear). Their mean max/mean is at
-// least s W c_t / (top(s W) + F + I) (max/mean of each is W c_t over its sum, and the
-// mean of W c_t / sum_i is least when the sums are equal), so one of them is at least
-// that much. The plan chooses s; the bound takes the least over s >= q, and the most
-// over t. With no lumps, t = 1 and the dearest sample play the same part.
+// own sample under quadratic cost, one token under linear). Their dearest batches are
+// not all c_t: at least j of the s steps hold one of the (j - 1) W + 1 dearest lumps,
+// so the j-th dearest step's dearest batch is at least h_j = c_((j-1) W + 1) for j <= q,
+// and c_t for the rest. If every one of the s steps had max/mean at most R, each would
+// cost at least W h_j / R, so R >= W (h_1 + ... + h_s) / (top(s W) + F + I). The plan
+// chooses s; the bound takes the least over s >= q, and the most over t. (Until
+// 2026-12-03 every h_j was taken as c_t: lower where the dearest lumps are far dearer
+// than the t-th, as documents cut to the budget beside the lengths just over half a
+// token bound.) With no lumps, t = 1 and the dearest sample play the same part.
 //
 // It ignores sample caps and that fluid samples are indivisible, so real plans can be
 // further from level than this; it is a bound, not an estimate.

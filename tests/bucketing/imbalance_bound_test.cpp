@@ -83,6 +83,23 @@ TEST(ImbalanceBound, MoreFullBudgetSamplesThanRanksNeedTheFluidToPartnerThem) {
   EXPECT_GT(bound.worst_step(), 1.4);
 }
 
+TEST(ImbalanceBound, EachStepWaitsOnTheDearestLumpItMustHold) {
+  // Linear cost, budget 100, two ranks: lumps of 100, 60 and 60 tokens (each over half
+  // the budget: alone in any batch), nothing else. Three lumps need two steps; one holds
+  // the 100, so the two steps wait on 1.0 and 0.6 of the budget at least and together
+  // cost 2.2 at most: max/mean >= 2 x 1.6 / 2.2 for one of them. (Taking both to wait
+  // on the third lump only gave 2 x 2 x 0.6 / 2.2 there, and 1.25 overall.) Any plan is
+  // at 2.0: one step has an idle rank.
+  const std::vector<uint64_t> lengths{100, 60, 60};
+  const double bound = bound_of(lengths, options_for(2, 100, CostKind::kLinear, 0));
+  EXPECT_NEAR(bound, 2 * 1.6 / 2.2, 1e-12);
+  BucketingOptions o;
+  o.tokens_per_rank = 100;
+  const SpanLengths source(lengths);
+  const PlanMetrics plan = measure(source, TokenBudgetPlanner(source, o, 2, {0, 0, {}}));
+  EXPECT_GE(plan.imbalance(CostKind::kLinear).max, bound);
+}
+
 TEST(ImbalanceBound, LevelCorporaAreBoundedOnlyByOne) {
   const std::vector<uint64_t> lengths(10000, 300);
   for (CostKind kind : {CostKind::kLinear, CostKind::kQuadratic})

@@ -31,15 +31,15 @@ std::vector<uint64_t> long_tailed(uint64_t n, uint64_t seed, uint64_t max_length
   return out;
 }
 
-// Log-normal lengths (median x e^(sigma N(0,1))) in [1, 8192], from the synthetic
+// Log-normal lengths (median x e^(sigma N(0,1))) in [1, max_length], from the synthetic
 // stream `stream` of `seed`.
 std::vector<uint64_t> log_normal(uint64_t n, uint64_t seed, uint32_t stream, double median,
-                                 double sigma) {
+                                 double sigma, uint64_t max_length = 8192) {
   std::vector<uint64_t> out(n);
   for (uint64_t i = 0; i < n; ++i) {
     CounterRng rng(seed, RngStream::kSynth, stream, i);
     const double l = median * std::exp(sigma * rng.normal());
-    out[i] = std::clamp<uint64_t>(static_cast<uint64_t>(l), 1, 8192);
+    out[i] = std::clamp<uint64_t>(static_cast<uint64_t>(l), 1, max_length);
   }
   return out;
 }
@@ -746,12 +746,7 @@ TEST(TokenBudgetPlanner, NoiseMaySpendMorePaddingWhereOtherwiseNoCapMeetsThePair
 // target, even with the wider noise. The cap with the least estimate, under 3/4 of
 // full batches', is taken anyway (least_cap_share), and its plan meets every target.
 TEST(TokenBudgetPlanner, TheLeastEstimateCapIsTakenWhereNoneMeetsTheTarget) {
-  std::vector<uint64_t> lengths(27000);
-  for (uint64_t i = 0; i < lengths.size(); ++i) {
-    CounterRng rng(5, RngStream::kSynth, 41, i);
-    lengths[i] =
-        std::clamp<uint64_t>(static_cast<uint64_t>(400 * std::exp(1.5 * rng.normal())), 1, 16384);
-  }
+  const auto lengths = log_normal(27000, 5, 41, 400, 1.5, 16384);
   SpanLengths source(lengths);
   const BucketingOptions o = quadratic_budget(16384);
   BucketingOptions keep_full = o;
@@ -790,17 +785,12 @@ PlanMetrics two_steered_epochs_at_8(const LengthSource& source, const BucketingO
 // quadratic cost: the epoch holds few full-budget steps, and greedy batches of up to 64
 // short files span so many lengths that even the narrowest noise pads more than the 2%
 // target. No cap meets the pairs estimate, and the least one, the ladder's smallest
-// (64), is now halved until the narrowest noise fits the padding target: 32 here, where
-// the plan at 8 ranks meets every target. At 64 (with the narrowest noise, as chosen
+// (64), is halved because at 32 the narrowest noise fits the padding target; there the
+// plan at 8 ranks meets every target. At 64 (with the narrowest noise, as chosen
 // before) it re-batched 12.5% of its pairs at 1.89% padding; `code_files` at 32,768
 // (BENCHMARKS.md) padded 2.12% there.
 TEST(TokenBudgetPlanner, TheCapIsHalvedBelowTheLadderWhereTheNoiseAloneOverpads) {
-  std::vector<uint64_t> lengths(19000);
-  for (uint64_t i = 0; i < lengths.size(); ++i) {
-    CounterRng rng(2, RngStream::kSynth, 43, i);
-    lengths[i] =
-        std::clamp<uint64_t>(static_cast<uint64_t>(300 * std::exp(1.6 * rng.normal())), 1, 32768);
-  }
+  const auto lengths = log_normal(19000, 2, 43, 300, 1.6, 32768);
   SpanLengths source(lengths);
   const BucketingOptions o = quadratic_budget(32768);
   EXPECT_EQ(automatic_batch_cap(source, o).max_batch_size, 32u);

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Where a plan's mean rank imbalance comes from: its steps grouped by how much work they hold.
+
+  evenfeed plan --lengths FILE ... --dump plan.jsonl
+  python3 bench/plan_step_shares.py FILE plan.jsonl --tokens T [--cost quadratic] [--a 2048]
+
+The imbalance mean that `evenfeed plan` reports is the mean over steps of max/mean of
+the ranks' batch costs, every step counting alike. Under a sample cap, a plan can hold
+steps of very short samples whose whole work is a fraction of a percent of a step at
+the budget; their max/mean counts as much as any other step's. This prints, for each
+band of step cost (the dearest batch of the step over the budget's cost), how many
+steps fall in it, their mean max/mean, and how much of the reported mean's excess over
+1 they make (summed over the band, over all steps). Batch costs are recomputed from
+the lengths as the planner computes them: n x f(longest), f(L) = L (linear) or
+a L + L^2 (quadratic), lengths cut to --tokens (as with `--oversize truncate`)."""
+import argparse
+import collections
+import json
+
+BANDS = [(0.0, 0.01), (0.01, 0.05), (0.05, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.01)]
+
+
+def step_costs(dump_lines, lengths, per_sample):
+    """Each (epoch, step)'s list of rank batch costs."""
+    steps = collections.defaultdict(list)
+    for line in dump_lines:
+        row = json.loads(line)
+        samples = row["samples"]
+        cost = len(samples) * per_sample(max(lengths[s] for s in samples)) if samples else 0.0
+        steps[(row["epoch"], row["step"])].append(cost)
+    return steps
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("lengths")
+    parser.add_argument("dump")
+    parser.add_argument("--tokens", type=int, required=True, help="--tokens-per-rank of the plan")
+    parser.add_argument("--cost", choices=["linear", "quadratic"], default="linear")
+    parser.add_argument("--a", type=float, default=2048.0, help="--quadratic-a of the plan")
+    args = parser.parse_args()
+    try:
+        lengths = [min(int(line), args.tokens) for line in open(args.lengths) if line.strip()]
+        dump_lines = open(args.dump).readlines()
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"plan_step_shares: {error}; pass a lengths file (one integer a "
+                         "line) and an `evenfeed plan --dump` file")
+    if args.cost == "quadratic":
+        per_sample = lambda length: args.a * length + length * length
+    else:
+        per_sample = float
+    budget = per_sample(args.tokens)
+    try:
+        steps = step_costs(dump_lines, lengths, per_sample)
+    except (IndexError, KeyError, ValueError) as error:
+        raise SystemExit(f"{args.dump}: {error}; is it the dump of a plan of {args.lengths}?")
+    if not steps:
+        raise SystemExit(f"{args.dump}: no steps")
+    ratios = {}
+    for key, costs in steps.items():
+        mean = sum(costs) / len(costs)
+        ratios[key] = (max(costs) / budget, max(costs) / mean if mean > 0 else 1.0)
+    total = len(ratios)
+    print(f"{total} steps, imbalance mean {sum(r for _, r in ratios.values()) / total:.4f}")
+    print("dearest batch / budget   steps   their mean max/mean   excess over 1 they add")
+    for low, high in BANDS:
+        band = [r for dearest, r in ratios.values() if low <= dearest < high]
+        if band:
+            mean = sum(band) / len(band)
+            excess = sum(r - 1 for r in band) / total
+            print(f"{low:>9.2f} - {min(high, 1.0):<4.2f}     {len(band):>7}   {mean:>19.4f}"
+                  f"   {excess:>22.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,8 @@
 """Where a plan's mean rank imbalance comes from: its steps grouped by how much work they hold.
 
   evenfeed plan --lengths FILE ... --dump plan.jsonl
-  python3 bench/plan_step_shares.py FILE plan.jsonl --tokens T [--cost quadratic] [--a 2048]
+  python3 bench/plan_step_shares.py FILE plan.jsonl --tokens T [--cost quadratic]
+      [--quadratic-a 2048]
 
 The imbalance mean that `evenfeed plan` reports is the mean over steps of max/mean of
 the ranks' batch costs, every step counting alike. Under a sample cap, a plan can hold
@@ -11,24 +12,14 @@ the budget; their max/mean counts as much as any other step's. This prints, for 
 band of step cost (the dearest batch of the step over the budget's cost), how many
 steps fall in it, their mean max/mean, and how much of the reported mean's excess over
 1 they make (summed over the band, over all steps). Batch costs are recomputed from
-the lengths as the planner computes them: n x f(longest), f(L) = L (linear) or
-a L + L^2 (quadratic), lengths cut to --tokens (as with `--oversize truncate`)."""
+the lengths as the planner computes them (plan_dump.py), lengths cut to --tokens (as
+with `--oversize truncate`)."""
 import argparse
 import collections
-import json
+
+from plan_dump import dump_batches, per_sample_cost, read_lengths
 
 BANDS = [(0.0, 0.01), (0.01, 0.05), (0.05, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.01)]
-
-
-def step_costs(dump_lines, lengths, per_sample):
-    """Each (epoch, step)'s list of rank batch costs."""
-    steps = collections.defaultdict(list)
-    for line in dump_lines:
-        row = json.loads(line)
-        samples = row["samples"]
-        cost = len(samples) * per_sample(max(lengths[s] for s in samples)) if samples else 0.0
-        steps[(row["epoch"], row["step"])].append(cost)
-    return steps
 
 
 def main():
@@ -37,25 +28,25 @@ def main():
     parser.add_argument("dump")
     parser.add_argument("--tokens", type=int, required=True, help="--tokens-per-rank of the plan")
     parser.add_argument("--cost", choices=["linear", "quadratic"], default="linear")
-    parser.add_argument("--a", type=float, default=2048.0, help="--quadratic-a of the plan")
+    parser.add_argument("--quadratic-a", type=float, default=2048.0,
+                        help="--quadratic-a of the plan")
     args = parser.parse_args()
+    per_sample = per_sample_cost(args.cost, args.quadratic_a)
     try:
-        lengths = [min(int(line), args.tokens) for line in open(args.lengths) if line.strip()]
-        dump_lines = open(args.dump).readlines()
+        lengths = read_lengths(args.lengths, args.tokens)
     except (OSError, ValueError) as error:
-        raise SystemExit(f"plan_step_shares: {error}; pass a lengths file (one integer a "
-                         "line) and an `evenfeed plan --dump` file")
-    if args.cost == "quadratic":
-        per_sample = lambda length: args.a * length + length * length
-    else:
-        per_sample = float
-    budget = per_sample(args.tokens)
+        raise SystemExit(f"plan_step_shares: {error}; pass a lengths file, one integer a line")
+    steps = collections.defaultdict(list)  # each (epoch, step)'s rank batch costs
     try:
-        steps = step_costs(dump_lines, lengths, per_sample)
+        for epoch, step, _, cost in dump_batches(args.dump, lengths, per_sample):
+            steps[(epoch, step)].append(cost)
+    except OSError as error:
+        raise SystemExit(f"plan_step_shares: {error}; pass an `evenfeed plan --dump` file")
     except (IndexError, KeyError, ValueError) as error:
         raise SystemExit(f"{args.dump}: {error}; is it the dump of a plan of {args.lengths}?")
     if not steps:
         raise SystemExit(f"{args.dump}: no steps")
+    budget = per_sample(args.tokens)
     ratios = {}
     for key, costs in steps.items():
         mean = sum(costs) / len(costs)

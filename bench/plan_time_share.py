@@ -14,7 +14,8 @@ samples taken from another step's cheaper batches turns idle time into padding. 
 longer than --truncate count as --truncate (as with `--oversize truncate`)."""
 import argparse
 import collections
-import json
+
+from plan_dump import dump_batches, per_sample_cost, read_lengths
 
 
 def main():
@@ -27,29 +28,18 @@ def main():
     ap.add_argument("--quadratic-a", type=float, default=2048.0)
     args = ap.parse_args()
 
-    with open(args.lengths) as f:
-        lengths = [int(line) for line in f if line.strip()]
-    if args.truncate > 0:
-        lengths = [min(n, args.truncate) for n in lengths]
-    a = args.quadratic_a
-
-    def per_sample(n):
-        return float(n) if args.cost == "linear" else a * n + float(n) * n
+    lengths = read_lengths(args.lengths, args.truncate)
+    per_sample = per_sample_cost(args.cost, args.quadratic_a)
 
     dearest = collections.defaultdict(float)
     useful = padded = 0.0
-    with open(args.dump) as f:
-        for line in f:
-            row = json.loads(line)
-            samples = row["samples"]
-            if not samples:
-                continue
-            longest = max(lengths[i] for i in samples)
-            cost = len(samples) * per_sample(longest)
-            padded += cost
-            useful += sum(per_sample(lengths[i]) for i in samples)
-            key = (row["epoch"], row["step"])
-            dearest[key] = max(dearest[key], cost)
+    for epoch, step, samples, cost in dump_batches(args.dump, lengths, per_sample):
+        if not samples:
+            continue
+        padded += cost
+        useful += sum(per_sample(lengths[i]) for i in samples)
+        key = (epoch, step)
+        dearest[key] = max(dearest[key], cost)
     time = sum(dearest.values())
     rank_time = args.world_size * time
     print(f"steps {len(dearest)}  time {time:.6g} cost units  "

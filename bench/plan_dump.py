@@ -1,0 +1,32 @@
+"""Reading an `evenfeed plan --dump` beside the lengths it was planned from, for the
+bench/ scripts that recompute a plan's figures (plan_time_share.py, plan_step_shares.py).
+
+A batch costs as the planner costs it (bucketing/cost_model.h): n x f(longest), with
+f(L) = L (linear) or a L + L^2 (quadratic)."""
+import json
+
+
+def read_lengths(path, truncate=0):
+    """One integer a line; lengths longer than `truncate` (when > 0) count as `truncate`,
+    as with `evenfeed plan --oversize truncate`."""
+    with open(path) as f:
+        lengths = [int(line) for line in f if line.strip()]
+    return [min(n, truncate) for n in lengths] if truncate > 0 else lengths
+
+
+def per_sample_cost(cost, a=2048.0):
+    """f(L) of the cost model `cost` ("linear" or "quadratic", with coefficient `a`)."""
+    if cost == "linear":
+        return float
+    return lambda n: a * n + float(n) * n
+
+
+def dump_batches(path, lengths, per_sample):
+    """Yields (epoch, step, samples, cost) for each line of the dump, ranks without a
+    batch included (cost 0)."""
+    with open(path) as f:
+        for line in f:
+            row = json.loads(line)
+            samples = row["samples"]
+            cost = len(samples) * per_sample(max(lengths[i] for i in samples)) if samples else 0.0
+            yield row["epoch"], row["step"], samples, cost

@@ -53,7 +53,7 @@ class Mover {
       }
       if (worst == steps_.size()) break;
       const double target = std::max(options_.level_enough, ratio(worst) - options_.target_step);
-      if (!trim_to(worst, target) && !fill_to(worst, target)) stuck[worst] = true;
+      if (!trim_to(worst, target)) stuck[worst] = true;
     }
     return spent_;
   }
@@ -130,108 +130,6 @@ class Mover {
     for (size_t k = placed; k-- > 0;) unplace(moves[order[k]]);
     for (size_t k = moves.size(); k-- > 0;) return_to_source(moves[k]);
     return false;
-  }
-
-  // Raises step s's lightest batches that can take one more sample of their longest
-  // length without passing the step's dearest, each time with the longest sample of a
-  // batch of another step whose longest is no longer (so it is padded least), until s
-  // is at `target`. A donor step may end at most at max(level_enough, its max/mean now),
-  // and its dearest batch can only get cheaper. Undone when s cannot reach the target or
-  // the padding room would be passed.
-  bool fill_to(size_t s, double target) {
-    std::vector<Move> moves;
-    const size_t most = kMostTrimmedPerRank * steps_[s].size();
-    double spent = 0;
-    bool ok = true;
-    while (ok && ratio(s) > target) {
-      const size_t light = lightest_with_room(s);
-      ok = light < steps_[s].size() && moves.size() < most;
-      if (ok) ok = take_for(s, light, moves, spent);
-    }
-    if (ok && spent_ + spent <= options_.padding_room) {
-      spent_ += spent;
-      return true;
-    }
-    for (size_t k = moves.size(); k-- > 0;) {
-      unplace(moves[k]);
-      return_to_source(moves[k]);
-    }
-    return false;
-  }
-
-  // Step s's cheapest batch that can hold one more sample of its longest length within
-  // the batch limits and the step's dearest (the step's rank count when none can).
-  size_t lightest_with_room(size_t s) const {
-    size_t light = steps_[s].size();
-    for (size_t r = 0; r < batches_[s].size(); ++r) {
-      const BatchShape& b = batches_[s][r];
-      if (b.count == 0 || !fits_(b.count + 1, b.longest) ||
-          cost_.batch(b.count + 1, b.longest) > step_shapes_[s].dearest)
-        continue;
-      if (light == steps_[s].size() || b.cost < batches_[s][light].cost) light = r;
-    }
-    return light;
-  }
-
-  // Moves into step s's batch `light` the longest sample of the batch (of another step,
-  // holding two or more, its longest no longer than light's) whose longest is longest
-  // and whose step stays within max(level_enough, its max/mean now) without it.
-  bool take_for(size_t s, size_t light, std::vector<Move>& moves, double& spent) {
-    const uint64_t ceiling = batches_[s][light].longest;
-    size_t best_step = steps_.size(), best_rank = 0;
-    uint64_t best_length = 0;
-    for (size_t t = 0; t < steps_.size(); ++t) {
-      if (t == s) continue;
-      const double allowed = std::max(options_.level_enough, ratio(t));
-      for (size_t r = 0; r < batches_[t].size(); ++r) {
-        const BatchShape& b = batches_[t][r];
-        if (b.count < 2 || b.longest > ceiling || b.longest <= best_length) continue;
-        if (ratio_without_longest(t, r) > allowed) continue;
-        best_step = t;
-        best_rank = r;
-        best_length = b.longest;
-      }
-    }
-    if (best_step == steps_.size()) return false;
-    std::vector<size_t>& from = steps_[best_step][best_rank];
-    const auto longest = std::max_element(
-        from.begin(), from.end(), [&](size_t a, size_t b) { return lengths_[a] < lengths_[b]; });
-    const size_t sample = *longest;
-    const double slots_before =
-        slots_of(batches_[best_step][best_rank]) + slots_of(batches_[s][light]);
-    moves.push_back(
-        {sample, best_step, best_rank, static_cast<size_t>(longest - from.begin()), s, light});
-    from.erase(longest);
-    batches_[best_step][best_rank] = shape_of(from);
-    reshape_step(best_step);
-    steps_[s][light].push_back(sample);
-    batches_[s][light] = shape_of(steps_[s][light]);
-    reshape_step(s);
-    spent += slots_of(batches_[best_step][best_rank]) + slots_of(batches_[s][light]) - slots_before;
-    return true;
-  }
-
-  // Step t's max/mean if its batch r (two or more samples) lost its longest sample: the
-  // batch is then padded to its second longest (the longest again when it is tied).
-  double ratio_without_longest(size_t t, size_t r) const {
-    uint64_t longest = 0, second = 0;
-    for (size_t k : steps_[t][r]) {
-      const uint64_t length = lengths_[k];
-      second = std::max(second, std::min(longest, length));
-      longest = std::max(longest, length);
-    }
-    const double without = cost_.batch(batches_[t][r].count - 1, second);
-    StepShape shape;
-    for (size_t k = 0; k < batches_[t].size(); ++k) {
-      const double cost = k == r ? without : batches_[t][k].cost;
-      shape.sum += cost;
-      shape.dearest = std::max(shape.dearest, cost);
-    }
-    return ratio_of(shape, steps_[t].size());
-  }
-
-  static double slots_of(const BatchShape& b) {
-    return static_cast<double>(b.count) * static_cast<double>(b.longest);
   }
 
   // Gives the sample of `move` to the batch of a step other than `from` that pads it

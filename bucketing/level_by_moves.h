@@ -21,15 +21,16 @@
 // padded to its new batch's longest, which is what the room bounds: the idle
 // rank-time it fills was spent anyway, but the padding share is a target of its own.
 //
-// A step that cannot be trimmed (its dearest batch is a sample alone, or at the cap)
-// may instead be filled: its cheapest batch that can hold one more sample of its own
-// longest length without passing the step's dearest takes the longest sample of a
-// batch of another step whose longest is no longer, choosing the donor whose longest
-// is longest (padded least), among those whose step stays within max(level_enough,
-// its max/mean now): a level step gives only what keeps it level. On a corpus of 1.2
-// million paragraphs at 64 ranks (16,384 tokens, quadratic), a step of documents and
-// batches of three 8,000-word paragraphs at 0.85 of the budget beside batches of
-// 1,500-2,600-word ones at 0.67 went from max/mean 1.119 to 1.092 so.
+// A step that cannot be trimmed (its dearest batch is a sample alone, or at the cap) is
+// left as it is. Until plan revision 21 such a step was instead "filled": its light
+// batches took samples from batches of other steps that were not those steps' dearest.
+// That lowered its max/mean, but no step got shorter (a step lasts as long as its
+// dearest batch, and neither step's dearest changed): on the 120 configurations of
+// BENCHMARKS.md the useful share (the samples' own cost over W times the sum of each
+// step's dearest) came out the same to six digits with and without it, while the moved
+// samples' padding cost up to a point of padding share (`changelog_entries` linear, 64
+// ranks, 32,768 tokens: 0.75% -> 1.76% for a mean max/mean of 1.0318 -> 1.0290). It
+// spent padding on the figure, not on the run, and was removed.
 #pragma once
 
 #include <cstddef>
@@ -45,8 +46,7 @@ namespace evenfeed {
 struct MoveOptions {
   // A step whose dearest batch costs at most this times the mean is left alone.
   double level_enough = 1.04;
-  // Each trim or fill lowers the step's max/mean by this much (to level_enough at the
-  // least).
+  // Each trim lowers the step's max/mean by this much (to level_enough at the least).
   double target_step = 0.005;
   // Padded token slots the moves may add in all (a moved sample's slots in its new
   // batch less those it had).

@@ -50,8 +50,10 @@ namespace evenfeed {
 // (DealSteer::swap_apart, after e1ac4a2), 19 since a window still above 2% padding
 // after its quieter plan is planned once more with a narrower noise cap (after
 // 8603c4d), 20 since the automatic sample cap may be 32 where even the narrowest noise
-// pads more than 2% at 64 but not at 32 (after e902e06).
-inline constexpr int kTokenBudgetPlanRevision = 20;
+// pads more than 2% at 64 but not at 32 (after e902e06), 21 since a step that cannot be
+// trimmed is no longer filled from other steps' batches (revision 8's fill, which
+// shortened no step: level_by_moves.h).
+inline constexpr int kTokenBudgetPlanRevision = 21;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -48,10 +48,10 @@
 //    mates do not change, only the step a batch runs in. A step left above 1.04 because
 //    its dearest batches are fine samples cut too dear then gives the shortest of them
 //    to batches of other steps with idle room, at least as long and below their step's
-//    dearest (move_to_level, level_by_moves), within the window's padding room; one
-//    that cannot be trimmed (a sample alone or a batch at the cap at its max) may fill
-//    its light batches with samples from steps that stay level enough. This runs on
-//    every window, carried or last. In a finished window, a step that leaves ranks
+//    dearest (move_to_level, level_by_moves), within the window's padding room (a step
+//    that cannot be trimmed, a sample alone or a batch at the cap at its max, is left:
+//    filling its light batches from other steps would shorten no step, level_by_moves.h).
+//    This runs on every window, carried or last. In a finished window, a step that leaves ranks
 //    without a batch (a lump at the epoch's end beside capped samples, which are not
 //    taken back) borrows another step's dearest batches for them, the lender cutting
 //    the rest of its samples W ways (fill_idle_ranks, window_planner_idle.cpp).

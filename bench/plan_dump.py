@@ -1,8 +1,10 @@
 """Reading an `evenfeed plan --dump` beside the lengths it was planned from, for the
-bench/ scripts that recompute a plan's figures (plan_time_share.py, plan_step_shares.py).
+bench/ scripts that recompute a plan's figures (plan_time_share.py, plan_step_shares.py,
+plan_reshape.py).
 
 A batch costs as the planner costs it (bucketing/cost_model.h): n x f(longest), with
 f(L) = L (linear) or a L + L^2 (quadratic)."""
+import argparse
 import json
 
 
@@ -30,3 +32,25 @@ def dump_batches(path, lengths, per_sample):
             samples = row["samples"]
             cost = len(samples) * per_sample(max(lengths[i] for i in samples)) if samples else 0.0
             yield row["epoch"], row["step"], samples, cost
+
+
+def plan_dump_parser(description):
+    """Arguments of a script over a dump and its lengths: LENGTHS DUMP --tokens T
+    [--cost linear|quadratic] [--quadratic-a A], given as the plan was made."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("lengths")
+    parser.add_argument("dump")
+    parser.add_argument("--tokens", type=int, required=True, help="--tokens-per-rank of the plan")
+    parser.add_argument("--cost", choices=["linear", "quadratic"], default="linear")
+    parser.add_argument("--quadratic-a", type=float, default=2048.0,
+                        help="--quadratic-a of the plan")
+    return parser
+
+
+def lengths_cut_to_budget(args, tool):
+    """The lengths file of `args`, each cut to --tokens; one error line naming `tool`
+    and exit 1 when it cannot be read."""
+    try:
+        return read_lengths(args.lengths, args.tokens)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"{tool}: {error}; pass a lengths file, one integer a line")

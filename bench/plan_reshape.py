@@ -31,12 +31,11 @@ At the end the search's shapes are filled (each batch's longest first, the other
 samples longest first into the roomiest slots left) and every figure recomputed from
 the filled batches, so what is printed is a plan that exists. It is a search, not a
 bound: it finds some of what reshaping could gain, not all."""
-import argparse
 import collections
 import math
 import random
 
-from plan_dump import dump_batches, per_sample_cost, read_lengths
+from plan_dump import dump_batches, lengths_cut_to_budget, per_sample_cost, plan_dump_parser
 
 
 class Epoch:
@@ -240,12 +239,7 @@ def search(epoch, iterations, padding_limit, seed):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("lengths")
-    parser.add_argument("dump")
-    parser.add_argument("--tokens", type=int, required=True, help="--tokens-per-rank of the plan")
-    parser.add_argument("--cost", choices=["linear", "quadratic"], default="linear")
-    parser.add_argument("--quadratic-a", type=float, default=2048.0)
+    parser = plan_dump_parser(__doc__.splitlines()[0])
     parser.add_argument("--max-batch-size", type=int, default=0,
                         help="the plan's sample cap (its report's config.max_batch_size; 0: none)")
     parser.add_argument("--padding", type=float, default=0.019,
@@ -254,10 +248,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     per_sample = per_sample_cost(args.cost, args.quadratic_a)
-    try:
-        lengths = read_lengths(args.lengths, args.tokens)
-    except (OSError, ValueError) as error:
-        raise SystemExit(f"plan_reshape: {error}; pass a lengths file, one integer a line")
+    lengths = lengths_cut_to_budget(args, "plan_reshape")
     epochs = collections.defaultdict(lambda: collections.defaultdict(list))
     try:
         for epoch, step, samples, _ in dump_batches(args.dump, lengths, per_sample):

@@ -14,28 +14,18 @@ steps fall in it, their mean max/mean, and how much of the reported mean's exces
 1 they make (summed over the band, over all steps). Batch costs are recomputed from
 the lengths as the planner computes them (plan_dump.py), lengths cut to --tokens (as
 with `--oversize truncate`)."""
-import argparse
 import collections
 
-from plan_dump import dump_batches, per_sample_cost, read_lengths
+from plan_dump import dump_batches, lengths_cut_to_budget, per_sample_cost, plan_dump_parser
 
 BANDS = [(0.0, 0.01), (0.01, 0.05), (0.05, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.01)]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("lengths")
-    parser.add_argument("dump")
-    parser.add_argument("--tokens", type=int, required=True, help="--tokens-per-rank of the plan")
-    parser.add_argument("--cost", choices=["linear", "quadratic"], default="linear")
-    parser.add_argument("--quadratic-a", type=float, default=2048.0,
-                        help="--quadratic-a of the plan")
+    parser = plan_dump_parser(__doc__.splitlines()[0])
     args = parser.parse_args()
     per_sample = per_sample_cost(args.cost, args.quadratic_a)
-    try:
-        lengths = read_lengths(args.lengths, args.tokens)
-    except (OSError, ValueError) as error:
-        raise SystemExit(f"plan_step_shares: {error}; pass a lengths file, one integer a line")
+    lengths = lengths_cut_to_budget(args, "plan_step_shares")
     steps = collections.defaultdict(list)  # each (epoch, step)'s rank batch costs
     try:
         for epoch, step, _, cost in dump_batches(args.dump, lengths, per_sample):

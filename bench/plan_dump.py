@@ -54,3 +54,15 @@ def lengths_cut_to_budget(args, tool):
         return read_lengths(args.lengths, args.tokens)
     except (OSError, ValueError) as error:
         raise SystemExit(f"{tool}: {error}; pass a lengths file, one integer a line")
+
+
+def checked_dump_batches(args, lengths, per_sample, tool):
+    """dump_batches over args.dump, a dump that cannot be read, or that does not match
+    the lengths, ending the script with one error line naming `tool` (exit 1)."""
+    try:
+        yield from dump_batches(args.dump, lengths, per_sample)
+    except OSError as error:
+        raise SystemExit(f"{tool}: {error}; pass an `evenfeed plan --dump` file")
+    except (IndexError, KeyError, TypeError, ValueError) as error:
+        raise SystemExit(f"{tool}: {args.dump}: {error}; is it the dump of a plan of "
+                         f"{args.lengths}?")

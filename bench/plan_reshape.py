@@ -35,7 +35,8 @@ import collections
 import math
 import random
 
-from plan_dump import dump_batches, lengths_cut_to_budget, per_sample_cost, plan_dump_parser
+from plan_dump import (checked_dump_batches, lengths_cut_to_budget, per_sample_cost,
+                       plan_dump_parser)
 
 
 class Epoch:
@@ -63,7 +64,9 @@ class Epoch:
         for i in range(k - 1, -1, -1):
             running += slots_of[i] - self.samples_of[i]
             self.slack[i] = running
-        assert min(self.slack) >= 0 and running == 0, "the dump's batches do not hold these lengths"
+        if min(self.slack) < 0 or running != 0:
+            raise ValueError("the dump's batches do not hold these lengths; pass the lengths "
+                             "the plan was made from")
         self.tokens = sum(lengths)
         self.slot_tokens = sum(n * m for step in steps for n, m in step)
         self.own = sum(per_sample(x) for x in lengths) / budget
@@ -250,15 +253,9 @@ def main():
     per_sample = per_sample_cost(args.cost, args.quadratic_a)
     lengths = lengths_cut_to_budget(args, "plan_reshape")
     epochs = collections.defaultdict(lambda: collections.defaultdict(list))
-    try:
-        for epoch, step, samples, _ in dump_batches(args.dump, lengths, per_sample):
-            shape = [len(samples), max(lengths[i] for i in samples)] if samples else [0, 0]
-            epochs[epoch][step].append(shape)
-    except (OSError, ValueError, KeyError) as error:
-        raise SystemExit(f"plan_reshape: cannot read the dump {args.dump}: {error}")
-    except IndexError:
-        raise SystemExit(f"plan_reshape: {args.dump} names samples past the end of {args.lengths}; "
-                         "pass the lengths the plan was made from")
+    for epoch, step, samples, _ in checked_dump_batches(args, lengths, per_sample, "plan_reshape"):
+        shape = [len(samples), max(lengths[i] for i in samples)] if samples else [0, 0]
+        epochs[epoch][step].append(shape)
     budget = per_sample(args.tokens)
     cap = args.max_batch_size if args.max_batch_size > 0 else math.inf
     print("epoch  plan         mean max/mean  worst  epoch time (budgets)  useful share  padding")
@@ -266,7 +263,7 @@ def main():
         steps = [epochs[e][s] for s in sorted(epochs[e])]
         try:
             epoch = Epoch(steps, lengths, per_sample, budget, cap)
-        except AssertionError as error:
+        except ValueError as error:
             raise SystemExit(f"plan_reshape: epoch {e}: {error}")
         rows = [("as planned", figures(epoch, steps))]
         search(epoch, args.iterations, args.padding, args.seed + e)

@@ -16,7 +16,8 @@ the lengths as the planner computes them (plan_dump.py), lengths cut to --tokens
 with `--oversize truncate`)."""
 import collections
 
-from plan_dump import dump_batches, lengths_cut_to_budget, per_sample_cost, plan_dump_parser
+from plan_dump import (checked_dump_batches, lengths_cut_to_budget, per_sample_cost,
+                       plan_dump_parser)
 
 BANDS = [(0.0, 0.01), (0.01, 0.05), (0.05, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.01)]
 
@@ -27,13 +28,8 @@ def main():
     per_sample = per_sample_cost(args.cost, args.quadratic_a)
     lengths = lengths_cut_to_budget(args, "plan_step_shares")
     steps = collections.defaultdict(list)  # each (epoch, step)'s rank batch costs
-    try:
-        for epoch, step, _, cost in dump_batches(args.dump, lengths, per_sample):
-            steps[(epoch, step)].append(cost)
-    except OSError as error:
-        raise SystemExit(f"plan_step_shares: {error}; pass an `evenfeed plan --dump` file")
-    except (IndexError, KeyError, ValueError) as error:
-        raise SystemExit(f"{args.dump}: {error}; is it the dump of a plan of {args.lengths}?")
+    for epoch, step, _, cost in checked_dump_batches(args, lengths, per_sample, "plan_step_shares"):
+        steps[(epoch, step)].append(cost)
     if not steps:
         raise SystemExit(f"{args.dump}: no steps")
     budget = per_sample(args.tokens)

@@ -51,10 +51,11 @@
 //    dearest (move_to_level, level_by_moves), within the window's padding room (a step
 //    that cannot be trimmed, a sample alone or a batch at the cap at its max, is left:
 //    filling its light batches from other steps would shorten no step, level_by_moves.h).
-//    This runs on every window, carried or last. In a finished window, a step that leaves ranks
-//    without a batch (a lump at the epoch's end beside capped samples, which are not
-//    taken back) borrows another step's dearest batches for them, the lender cutting
-//    the rest of its samples W ways (fill_idle_ranks, window_planner_idle.cpp).
+//    This runs on every window, carried or last. In a finished window, a step that
+//    leaves ranks without a batch (a lump at the epoch's end beside capped samples,
+//    which are not taken back) borrows another step's dearest batches for them, the
+//    lender cutting the rest of its samples W ways (fill_idle_ranks,
+//    window_planner_idle.cpp).
 //    A window whose steps now pad more than `padding_guard` (1.9%) is planned again,
 //    steps 1-5, with half the noise (reach and padding allowance); the quieter plan is
 //    kept when it pads less and its worst step is no less level, or level enough

@@ -47,6 +47,11 @@ struct BucketingOptions {
   bool max_batch_size_resolved = false;
   // The re-batched pair share the automatic cap aims under (0: never cap automatically).
   double repeated_pairs_target = 0.08;
+  // Where the cap above was chosen below the ceiling, the caller that plans the run
+  // (`evenfeed plan`, the trainer) also tries twice it on the first two epochs, at the
+  // run's world size and seed, and keeps the faster plan that meets every target
+  // (trial_batch_cap, cap_trial.h). false: the estimate's cap, whatever the world size.
+  bool cap_trial = true;
   // When no cap brings the estimate under the target, the cap with the least estimate
   // is still chosen if that estimate is below this share of full batches' (0: keep
   // full batches then). 0.75: the README's demo corpus needed more than 0.5.

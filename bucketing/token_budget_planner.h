@@ -52,8 +52,11 @@ namespace evenfeed {
 // 8603c4d), 20 since the automatic sample cap may be 32 where even the narrowest noise
 // pads more than 2% at 64 but not at 32 (after e902e06), 21 since a step that cannot be
 // trimmed is no longer filled from other steps' batches (revision 8's fill, which
-// shortened no step: level_by_moves.h; after a6e1466).
-inline constexpr int kTokenBudgetPlanRevision = 21;
+// shortened no step: level_by_moves.h; after a6e1466), 22 since `evenfeed plan` and the
+// trainer try twice the automatic sample cap on the first two epochs and keep it where
+// it plans faster within every target (BucketingOptions::cap_trial, cap_trial.h; after
+// e27824c).
+inline constexpr int kTokenBudgetPlanRevision = 22;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

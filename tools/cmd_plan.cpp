@@ -18,7 +18,7 @@ void add_plan(CLI::App& app, Runner& run) {
   static uint64_t synthetic = 0, tokens_per_rank = 0, batch_size = 0, resume_at = 0;
   static uint32_t resume_world = 0;
   static bool json = false, no_baselines = false, drop_last = false, no_mix = false,
-              no_fresh_mates = false;
+              no_fresh_mates = false, no_cap_trial = false;
   static std::string dump;
   static PlanRequest r;
   cmd->add_option("DIR", dir, "Dataset directory (lengths from its index)");
@@ -56,6 +56,11 @@ void add_plan(CLI::App& app, Runner& run) {
                   "Share of re-batched pairs the automatic sample cap aims under (0: no "
                   "automatic cap)")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--no-cap-trial", no_cap_trial,
+                "Keep the automatic sample cap the estimate chose (by default twice it is "
+                "also planned for the first two epochs at this world size and seed, and "
+                "kept when it meets every target and runs faster, or meets them where the "
+                "estimate's cap does not)");
   cmd->add_option("--least-cap-share", r.bucketing_options.least_cap_share,
                   "When no cap meets --pairs-target, the cap with the least estimate is "
                   "chosen if it is below this share of full batches' (0: keep them full)")
@@ -127,6 +132,7 @@ void add_plan(CLI::App& app, Runner& run) {
       r.sampler_options.drop_last = drop_last;
       r.bucketing_options.mix_batches = !no_mix;
       r.bucketing_options.fresh_mates = !no_fresh_mates;
+      r.bucketing_options.cap_trial = !no_cap_trial;
       r.baseline_batch_size = r.bucketing ? batch_size : 0;
       r.baselines = !no_baselines;
       r.dump = dump;

@@ -24,7 +24,7 @@ struct TrainFlags {
   TrainOptions o;
   std::string optimizer = "sgd", on_bad = "fail", oversize = "error";
   double lr = 0, bucket_mb = 25, first_bucket_mb = 1, timeout = 300;
-  bool unbucketed = false, json = false, no_fresh_mates = false;
+  bool unbucketed = false, json = false, no_fresh_mates = false, no_cap_trial = false;
 };
 
 void print_result(const TrainResult& r, const TrainFlags& f, const MpiRuntime& mpi) {
@@ -106,6 +106,7 @@ int run_train(MpiRuntime& mpi, TrainFlags& f) {
   o.substitute_bad_records = f.on_bad == "substitute";
   o.truncate_oversize = f.oversize == "truncate";
   o.fresh_mates = !f.no_fresh_mates;
+  o.cap_trial = !f.no_cap_trial;
   std::unique_ptr<Communicator> comm = make_host_communicator(mpi.world_size());
   const bool terminal = mpi.rank() == 0 && ::isatty(STDERR_FILENO) && !quiet() && !f.json;
   auto progress = [terminal](const TrainProgress& p) {
@@ -160,6 +161,9 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-fresh-mates", f.no_fresh_mates,
                 "With --tokens-per-rank: deal batches at random rather than away from last "
                 "epoch's batch mates (as `evenfeed plan`)");
+  cmd->add_flag("--no-cap-trial", f.no_cap_trial,
+                "With --tokens-per-rank: keep the automatic sample cap the estimate chose "
+                "rather than also trying twice it at the start (as `evenfeed plan`)");
   cmd->add_option("--accum", o.accum, "Micro-steps per optimiser step (gradient accumulation)")
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--optimizer", f.optimizer, "sgd (momentum 0.9) or adamw")

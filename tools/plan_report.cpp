@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "bucketing/baselines.h"
+#include "bucketing/cap_trial.h"
 #include "bucketing/imbalance_bound.h"
 #include "bucketing/plan_metrics.h"
 #include "bucketing/token_budget_planner.h"
@@ -180,7 +181,15 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   EVENFEED_CHECK(!request.resume_world_size || *request.resume_world_size > 0,
                  "--resume-world-size must be at least 1");
   PlanRequest r = request;  // automatic options resolved once for every epoch's planner
-  if (r.bucketing) r.bucketing_options = resolve_automatic(lengths, r.bucketing_options);
+  // The estimate's cap, then the trial of twice it at this run's world size and seed
+  // (cap_trial.h): the trainer makes the same choice at the start of a run.
+  uint64_t estimated_cap = 0;
+  if (r.bucketing) {
+    const BucketingOptions resolved = resolve_automatic(lengths, r.bucketing_options);
+    estimated_cap = resolved.max_batch_size;
+    r.bucketing_options = trial_batch_cap(lengths, request.bucketing_options, resolved,
+                                          {.world_size = r.world_size, .seed = r.seed});
+  }
   // The mean as planned: after truncation, when samples are cut to the budget. The
   // fixed-batch baseline's batch size comes from it.
   const TruncatedLengths measured(lengths, measured_truncation(r));
@@ -213,6 +222,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
                       {"max_batch_size_automatic", cap_chosen},
                       {"max_batch_size_given", cap_given},
+                      {"max_batch_size_doubled_by_trial", r.bucketing && cap != estimated_cap},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},
@@ -273,7 +283,13 @@ std::string plan_report_text(const nlohmann::json& report) {
   if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0) {
     const uint64_t given = c.value("max_batch_size_given", uint64_t{0});
     std::string why;
-    if (c.value("max_batch_size_automatic", false) && given == 0) {
+    if (c.value("max_batch_size_doubled_by_trial", false)) {
+      why = fmt::format(
+          " (chosen from the data: the estimate took {}, and twice it planned the first two "
+          "epochs faster, meeting every target; --pairs-target 0 keeps {})",
+          c["max_batch_size"].get<uint64_t>() / 2,
+          given == 0 ? std::string("batches full") : fmt::format("the cap given"));
+    } else if (c.value("max_batch_size_automatic", false) && given == 0) {
       why =
           " (chosen from the data: full batches would batch too many of the same samples "
           "together again; --pairs-target 0 keeps them full)";

@@ -16,6 +16,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "bucketing/cap_trial.h"
 #include "bucketing/length_source.h"
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
@@ -67,8 +68,30 @@ class PlanFactory {
       bucketing_.max_batch_size = options_.max_batch_size;
       if (options_.truncate_oversize) bucketing_.oversize = OversizePolicy::kTruncate;
       bucketing_.fresh_mates = options_.fresh_mates;
-      bucketing_ = resolve_automatic(lengths_, bucketing_);  // once, not per epoch
+      bucketing_.cap_trial = options_.cap_trial;
     }
+  }
+
+  // Settles what the planner chooses from the data, once, before anything is planned:
+  // the window, the noise and the sample cap. A resumed run takes them from its
+  // checkpoint's batching (`recorded`), since the cap trial depends on the world size
+  // it is made at (bucketing/cap_trial.h) and the served steps must replay as planned; the
+  // signature check then still refuses a checkpoint of other flags or another
+  // plan revision. A new run resolves them and tries twice the cap at `world`.
+  void settle(uint32_t world, const nlohmann::json* recorded) {
+    if (options_.tokens_per_rank == 0) return;
+    const BucketingOptions given = bucketing_;
+    if (recorded != nullptr && recorded->contains("chosen_max_batch_size") &&
+        recorded->value("plan_revision", 0) == kTokenBudgetPlanRevision) {
+      const uint64_t cap = recorded->at("chosen_max_batch_size").get<uint64_t>();
+      bucketing_.window = recorded->at("window").get<uint64_t>();
+      bucketing_.noise_cap = recorded->at("noise_cap").get<double>();
+      bucketing_.max_batch_size = cap == 0 ? kNoBatchCap : cap;
+      bucketing_.max_batch_size_resolved = true;
+      return;
+    }
+    bucketing_ = trial_batch_cap(lengths_, given, resolve_automatic(lengths_, given),
+                                 {.world_size = world, .seed = options_.seed});
   }
 
   std::unique_ptr<StepPlanner> make(uint32_t world, const PlanState& state) const {
@@ -214,7 +237,8 @@ class Run {
   void check_checkpoint_dir() const;
   void plan_schedule();
   void make_engine();
-  void start_or_resume();
+  std::optional<Checkpoint> read_resumed() const;
+  void start_or_resume(std::optional<Checkpoint> resumed);
   bool train_epoch(uint32_t epoch, PlanState state,
                    const std::function<void(const TrainProgress&)>& on_step);
   Exchange run_micro_steps(uint64_t count, RankStep& timing, GradBuckets& buckets);
@@ -367,15 +391,20 @@ void Run::check_checkpoint_dir() const {
   std::filesystem::remove(probe, error);
 }
 
-void Run::start_or_resume() {
+std::optional<Checkpoint> Run::read_resumed() const {
+  if (!o_.resume) return std::nullopt;
+  EVENFEED_CHECK(!o_.checkpoint_dir.empty(), "--resume needs --checkpoint-dir");
+  return read_checkpoint(std::filesystem::path(o_.checkpoint_dir) / "checkpoint.evf");
+}
+
+void Run::start_or_resume(std::optional<Checkpoint> resumed) {
   first_state_ = {o_.seed, 0, {}};
   const std::filesystem::path file = std::filesystem::path(o_.checkpoint_dir) / "checkpoint.evf";
-  if (!o_.resume) {
+  if (!resumed) {
     engine_->initialize(o_.seed);
     return;
   }
-  EVENFEED_CHECK(!o_.checkpoint_dir.empty(), "--resume needs --checkpoint-dir");
-  Checkpoint c = read_checkpoint(file);
+  Checkpoint& c = *resumed;
   EVENFEED_CHECK(
       c.meta.value("model", "") == engine_->describe_model(),
       "{}: the checkpoint is of \"{}\", but these flags make \"{}\"; resume with the flags of "
@@ -561,8 +590,12 @@ void Run::evaluate(TrainResult& result) {
 }
 
 TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_step) {
+  std::optional<Checkpoint> resumed = read_resumed();
+  const nlohmann::json* recorded = nullptr;
+  if (resumed && resumed->meta.contains("batching")) recorded = &resumed->meta["batching"];
+  plans_.settle(static_cast<uint32_t>(world_), recorded);
   plan_schedule();
-  start_or_resume();
+  start_or_resume(std::move(resumed));
   result_.model = engine_->describe_model();
   bool completed = true;
   for (uint32_t epoch = first_state_.epoch; epoch < o_.epochs && completed; ++epoch) {

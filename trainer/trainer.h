@@ -39,6 +39,9 @@ struct TrainOptions {
   // With a token budget: deal each epoch's batches away from the previous epoch's batch
   // mates (BucketingOptions::fresh_mates). Off, no epoch's plan depends on another's.
   bool fresh_mates = true;
+  // With a token budget: try twice the automatic sample cap on the first two epochs at
+  // the start (BucketingOptions::cap_trial). A resumed run takes its checkpoint's cap.
+  bool cap_trial = true;
   uint32_t accum = 1;             // micro-steps per optimiser step
   OptimizerOptions optimizer;     // total_steps is filled in from the plan
   double warmup_fraction = 0.05;  // of all optimiser steps

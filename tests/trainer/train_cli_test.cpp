@@ -197,6 +197,28 @@ TEST_F(TrainCli, ResumeOfATokenPlanFromAnotherPlannerRevisionIsRefused) {
   EXPECT_EQ(first["samples"].get<uint64_t>() + resumed["samples"].get<uint64_t>(), 600u);
 }
 
+// The sample cap may be chosen by a trial at the run's world size (bucketing/cap_trial.h),
+// so a resumed run takes the window, noise and cap its checkpoint recorded rather than
+// choosing them again at its own. A checkpoint edited to record a cap of 64 resumes
+// (choosing again would plan another cap, and the signature check would refuse it) and
+// records 64 again; the unedited one resumes as before.
+TEST_F(TrainCli, ResumeOfATokenPlanTakesTheCapItsCheckpointRecorded) {
+  const std::string ck = (scratch_ / "ckc").string();
+  const std::string flags = " --model tokens --tokens-per-rank 512 --oversize truncate --epochs 1 ";
+  train(2, flags + "--stop-at-step 2 --checkpoint-dir " + ck, "c1.bin", "tok");
+  const std::filesystem::path file = std::filesystem::path(ck) / "checkpoint.evf";
+  Checkpoint original = read_checkpoint(file);
+  ASSERT_NE(original.meta.at("batching").at("chosen_max_batch_size"), 64);
+  Checkpoint edited = original;
+  edited.meta["batching"]["chosen_max_batch_size"] = 64;
+  write_checkpoint(file, edited);
+  train(1, flags + "--stop-at-step 3 --resume --checkpoint-dir " + ck, "c2.bin", "tok");
+  EXPECT_EQ(read_checkpoint(file).meta.at("batching").at("chosen_max_batch_size"), 64);
+  write_checkpoint(file, original);
+  auto resumed = train(1, flags + "--resume --checkpoint-dir " + ck, "c3.bin", "tok");
+  EXPECT_GT(resumed["samples"].get<uint64_t>(), 0u);
+}
+
 // Each epoch of a token plan is dealt away from the previous epoch's batch mates, so a
 // run resumed in epoch 2 must plan epochs 0 and 1 again to deal the rest of epoch 2 as
 // the uninterrupted run did (EpochMatesChain): it ends with the same weights.

@@ -1,0 +1,96 @@
+#include "bucketing/cap_trial.h"
+
+#include <cmath>
+#include <memory>
+
+#include "bucketing/epoch_mates.h"
+#include "bucketing/plan_metrics.h"
+#include "bucketing/token_budget_planner.h"
+
+namespace evenfeed {
+namespace {
+
+// Issue 3's targets besides padding (kPaddingTarget): per-step imbalance mean and p99,
+// re-batched pairs, |lag-1|.
+constexpr double kImbalanceMeanTarget = 1.03;
+constexpr double kImbalanceP99Target = 1.10;
+constexpr double kRepeatedPairsTarget = 0.10;
+constexpr double kLag1Target = 0.2;
+constexpr uint32_t kTrialEpochs = 2;
+
+// The first kTrialEpochs epochs planned as a run from epoch 0 plans them (each epoch's
+// deal steered by the one before), measured on the lengths as planned: cut to the
+// budget when the plan truncates.
+TrialFigures plan_and_measure(const LengthSource& lengths, const BucketingOptions& options,
+                              const CapTrialOptions& trial) {
+  const uint64_t cut =
+      options.oversize == OversizePolicy::kTruncate ? options.tokens_per_rank : UINT64_MAX;
+  const TruncatedLengths measured(lengths, cut);
+  PlanMetrics metrics(measured, options.cost.a);
+  EpochMatesChain chain(lengths, options, trial.seed);
+  for (uint32_t epoch = 0; epoch < kTrialEpochs; ++epoch) {
+    auto mates = chain.active() ? std::make_shared<EpochMates>(lengths.size()) : nullptr;
+    TokenBudgetPlanner planner(lengths, options, trial.world_size, {trial.seed, epoch, {}},
+                               chain.previous(epoch, trial.world_size));
+    metrics.begin_epoch();
+    PlanStep step;
+    while (planner.next(step)) {
+      metrics.add(step);
+      if (mates) mates->add(step);
+    }
+    metrics.end_epoch();
+    if (mates) chain.remember(epoch, trial.world_size, std::move(mates));
+  }
+  const ImbalanceSummary imbalance = metrics.imbalance(options.cost.kind);
+  return {.padding = metrics.padding_waste(),
+          .imbalance_mean = imbalance.mean,
+          .imbalance_p99 = imbalance.p99,
+          .repeated_pairs = metrics.repeated_pair_share(),
+          .lag1 = metrics.lag1(),
+          .useful_share = metrics.useful_share(options.cost.kind)};
+}
+
+// Twice `resolved`'s cap, with the noise chosen for it as for a cap the caller sets
+// (the widest that fits noise_cap_padding) unless the caller set the noise.
+BucketingOptions doubled_cap(const LengthSource& lengths, const BucketingOptions& given,
+                             const BucketingOptions& resolved) {
+  BucketingOptions larger = given;
+  larger.window = resolved.window;
+  larger.max_batch_size = 2 * resolved.max_batch_size;
+  larger.max_batch_size_resolved = false;
+  larger.repeated_pairs_target = 0;  // exactly this cap
+  larger = resolve_automatic(lengths, larger);
+  larger.repeated_pairs_target = given.repeated_pairs_target;
+  return larger;
+}
+
+}  // namespace
+
+bool meets_every_target(const TrialFigures& f) {
+  return f.padding <= kPaddingTarget && f.imbalance_mean <= kImbalanceMeanTarget &&
+         f.imbalance_p99 <= kImbalanceP99Target && f.repeated_pairs <= kRepeatedPairsTarget &&
+         std::abs(f.lag1) <= kLag1Target;
+}
+
+bool larger_cap_wins(const TrialFigures& chosen, const TrialFigures& larger) {
+  if (!meets_every_target(larger)) return false;
+  return !meets_every_target(chosen) || larger.useful_share > chosen.useful_share;
+}
+
+BucketingOptions trial_batch_cap(const LengthSource& lengths, const BucketingOptions& given,
+                                 const BucketingOptions& resolved, const CapTrialOptions& trial) {
+  const uint64_t ceiling = given.max_batch_size > 0 ? given.max_batch_size : kNoBatchCap;
+  const uint64_t cap = resolved.max_batch_size;
+  const bool chosen_below_ceiling =
+      given.cap_trial && given.repeated_pairs_target > 0 && cap < ceiling;
+  if (!chosen_below_ceiling || cap > ceiling / 2 || lengths.size() > kMostTrialSamples ||
+      lengths.size() == 0)
+    return resolved;
+  const BucketingOptions larger = doubled_cap(lengths, given, resolved);
+  if (larger_cap_wins(plan_and_measure(lengths, resolved, trial),
+                      plan_and_measure(lengths, larger, trial)))
+    return larger;
+  return resolved;
+}
+
+}  // namespace evenfeed

@@ -1,0 +1,67 @@
+// The automatic sample cap, measured one step further.
+//
+// automatic_batch_cap chooses a cap from an estimate: greedy batches of a window's worth
+// of evenly spaced samples, not yet dealt, whose re-batched pairs it keeps under 8%.
+// The estimate stands apart from the world size (a resume at another world size plans
+// the same way), and it errs towards small caps: the steered deal re-batches far fewer
+// pairs than it counts. Where the chooser capped, twice its cap is often a plan that
+// meets every target and runs faster, and sometimes the only one that does
+// (BENCHMARKS.md: of the 56 capped configurations of two sweeps, twice the cap was
+// faster in 23 that met every target either way, met them in one where the chosen cap
+// missed, and lost a target in 12, which the estimate could not tell apart).
+//
+// So the trial plans the run's first two epochs, at its world size and seed, with the
+// chosen cap and with twice it, and keeps twice it when that plan meets every target of
+// issue 3 and either the chosen cap's plan misses one or twice it spends more of the
+// ranks' time on the samples (PlanMetrics::useful_share). Two epochs, because the
+// re-batched pairs are a figure of two.
+//
+// Its result depends on the world size and the seed, so a run calls it once, at its
+// start, and a resumed run takes the cap its checkpoint recorded (trainer.cpp) rather
+// than trying again at its own world size.
+#pragma once
+
+#include <cstdint>
+
+#include "bucketing/bucketing_options.h"
+#include "bucketing/length_source.h"
+
+namespace evenfeed {
+
+// Above this many samples the trial is not made: planning two epochs twice more costs
+// about two seconds per million samples, and the measurements that motivate it
+// (BENCHMARKS.md) are of corpora of 0.02-1.8 million.
+inline constexpr uint64_t kMostTrialSamples = uint64_t{1} << 21;
+
+// The figures the targets of issue 3 are about, for one plan of two epochs.
+struct TrialFigures {
+  double padding = 0;         // padded slots over all slots
+  double imbalance_mean = 0;  // per-step max/mean of the ranks' costs, cost in use
+  double imbalance_p99 = 0;
+  double repeated_pairs = 0;  // pairs batched together again in the next epoch
+  double lag1 = 0;            // lag-1 correlation of the steps' mean length
+  double useful_share = 0;    // cost in use (PlanMetrics::useful_share)
+};
+
+// Whether `f` meets every target of issue 3 (BENCHMARKS.md, "Against the targets").
+bool meets_every_target(const TrialFigures& f);
+
+// Whether the plan of `larger` is the one to keep over `chosen`'s (see above).
+bool larger_cap_wins(const TrialFigures& chosen, const TrialFigures& larger);
+
+struct CapTrialOptions {
+  // The ranks and the seed of the run's first epoch.
+  uint32_t world_size = 1;
+  uint64_t seed = 0;
+};
+
+// `resolved` (resolve_automatic's result for `given`, the caller's options) with its
+// cap doubled when the trial keeps twice it, and the noise re-chosen for that cap; as
+// it is otherwise. The trial is made only where `given.cap_trial` asks for it, the cap
+// was chosen below the caller's ceiling by the pairs estimate
+// (`given.repeated_pairs_target` > 0), twice it is at most that ceiling, and the corpus
+// holds at most kMostTrialSamples.
+BucketingOptions trial_batch_cap(const LengthSource& lengths, const BucketingOptions& given,
+                                 const BucketingOptions& resolved, const CapTrialOptions& trial);
+
+}  // namespace evenfeed

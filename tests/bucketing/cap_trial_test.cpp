@@ -1,0 +1,119 @@
+#include "bucketing/cap_trial.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "bucketing/length_source.h"
+#include "bucketing/token_budget_planner.h"
+#include "tests/support/fixtures.h"
+
+namespace evenfeed {
+namespace {
+
+// A plan that meets every target of issue 3, each figure at its limit.
+TrialFigures at_the_limits() {
+  return {.padding = 0.02,
+          .imbalance_mean = 1.03,
+          .imbalance_p99 = 1.10,
+          .repeated_pairs = 0.10,
+          .lag1 = -0.2,
+          .useful_share = 0.95};
+}
+
+TEST(CapTrial, EachTargetIsMetAtItsLimitAndMissedPastIt) {
+  EXPECT_TRUE(meets_every_target(at_the_limits()));
+  auto past = [](auto change) {
+    TrialFigures f = at_the_limits();
+    change(f);
+    return meets_every_target(f);
+  };
+  EXPECT_FALSE(past([](TrialFigures& f) { f.padding = 0.0201; }));
+  EXPECT_FALSE(past([](TrialFigures& f) { f.imbalance_mean = 1.0301; }));
+  EXPECT_FALSE(past([](TrialFigures& f) { f.imbalance_p99 = 1.1001; }));
+  EXPECT_FALSE(past([](TrialFigures& f) { f.repeated_pairs = 0.1001; }));
+  EXPECT_FALSE(past([](TrialFigures& f) { f.lag1 = 0.2001; }));
+  EXPECT_FALSE(past([](TrialFigures& f) { f.lag1 = -0.2001; }));
+}
+
+// Twice the cap is kept only when it meets every target, and then when it is faster or
+// the chosen cap misses a target; a tie keeps the chosen cap.
+TEST(CapTrial, TheLargerCapWinsOnlyWithinTheTargetsAndFasterOrWhereTheChosenMisses) {
+  const TrialFigures chosen = at_the_limits();
+  TrialFigures faster = chosen;
+  faster.useful_share = 0.96;
+  EXPECT_TRUE(larger_cap_wins(chosen, faster));
+  EXPECT_FALSE(larger_cap_wins(chosen, chosen));
+  TrialFigures slower = chosen;
+  slower.useful_share = 0.94;
+  EXPECT_FALSE(larger_cap_wins(chosen, slower));
+  TrialFigures missing = chosen;
+  missing.imbalance_p99 = 1.2;
+  EXPECT_TRUE(larger_cap_wins(missing, slower));
+  TrialFigures faster_but_missing = faster;
+  faster_but_missing.repeated_pairs = 0.12;
+  EXPECT_FALSE(larger_cap_wins(chosen, faster_but_missing));
+  EXPECT_FALSE(larger_cap_wins(missing, faster_but_missing));
+}
+
+// The lumpy entries at 8 ranks, 8,192 tokens, quadratic cost: the estimate caps their
+// batches, and twice its cap plans the first two epochs faster within every target (the
+// trial there is also checked from the command line, plan_cli_test.cpp).
+class LumpyTrial : public ::testing::Test {
+ protected:
+  LumpyTrial() : values_(testing::lumpy_lengths(40000)), lengths_(values_) {
+    given_.tokens_per_rank = 8192;
+    given_.cost.kind = CostKind::kQuadratic;
+    given_.oversize = OversizePolicy::kTruncate;
+    resolved_ = resolve_automatic(lengths_, given_);
+  }
+  BucketingOptions tried(const BucketingOptions& given) const {
+    return trial_batch_cap(lengths_, given, resolved_, {.world_size = 8, .seed = 0});
+  }
+
+  std::vector<uint64_t> values_;
+  SpanLengths lengths_;
+  BucketingOptions given_, resolved_;
+};
+
+// Its answer is twice the cap, with the noise chosen for that cap as for a caller's cap
+// of that size (--max-batch-size 2C --pairs-target 0).
+TEST_F(LumpyTrial, KeepsTwiceTheCapWithTheNoiseChosenForIt) {
+  ASSERT_LT(resolved_.max_batch_size, kNoBatchCap) << "the estimate must cap these batches";
+  const BucketingOptions out = tried(given_);
+  EXPECT_EQ(out.max_batch_size, 2 * resolved_.max_batch_size);
+  BucketingOptions by_hand = given_;
+  by_hand.max_batch_size = out.max_batch_size;
+  by_hand.repeated_pairs_target = 0;
+  EXPECT_EQ(out.noise_cap, resolve_automatic(lengths_, by_hand).noise_cap);
+  EXPECT_EQ(out.window, resolved_.window);
+  EXPECT_TRUE(out.max_batch_size_resolved);
+  EXPECT_EQ(out.repeated_pairs_target, given_.repeated_pairs_target);
+}
+
+// Where no trial is to be made the resolved options come back as they are, though here
+// a trial would double the cap: the trial off, no pairs target (the cap is then exact),
+// twice the cap above the caller's ceiling, no cap chosen; and more than
+// kMostTrialSamples samples (a trial of 2^21 + 1 synthetic samples would take seconds).
+TEST_F(LumpyTrial, IsNotMadeWhereTheCapIsNotTheEstimatesOrTheCorpusIsLarge) {
+  auto unchanged = [](const BucketingOptions& out, const BucketingOptions& in) {
+    return out.max_batch_size == in.max_batch_size && out.noise_cap == in.noise_cap;
+  };
+  BucketingOptions off = given_;
+  off.cap_trial = false;
+  EXPECT_TRUE(unchanged(tried(off), resolved_));
+  BucketingOptions exact = given_;
+  exact.repeated_pairs_target = 0;
+  EXPECT_TRUE(unchanged(tried(exact), resolved_));
+  BucketingOptions low_ceiling = given_;
+  low_ceiling.max_batch_size = 2 * resolved_.max_batch_size - 1;
+  EXPECT_TRUE(unchanged(tried(low_ceiling), resolved_));
+  BucketingOptions at_ceiling = given_;
+  at_ceiling.max_batch_size = resolved_.max_batch_size;  // the cap is the caller's
+  EXPECT_TRUE(unchanged(tried(at_ceiling), resolved_));
+  const SyntheticLengths large(kMostTrialSamples + 1, 7);
+  EXPECT_TRUE(unchanged(trial_batch_cap(large, given_, resolved_, {.world_size = 8}), resolved_));
+}
+
+}  // namespace
+}  // namespace evenfeed

@@ -72,8 +72,8 @@ bool meets_every_target(const TrialFigures& f) {
          std::abs(f.lag1) <= kLag1Target;
 }
 
-bool larger_cap_wins(const TrialFigures& chosen, const TrialFigures& larger) {
-  if (!meets_every_target(larger)) return false;
+bool larger_cap_wins(const TrialFigures& chosen, const TrialFigures& larger, double pairs_limit) {
+  if (!meets_every_target(larger) || larger.repeated_pairs > pairs_limit) return false;
   return !meets_every_target(chosen) || larger.useful_share > chosen.useful_share;
 }
 
@@ -88,7 +88,7 @@ BucketingOptions trial_batch_cap(const LengthSource& lengths, const BucketingOpt
     return resolved;
   const BucketingOptions larger = doubled_cap(lengths, given, resolved);
   if (larger_cap_wins(plan_and_measure(lengths, resolved, trial),
-                      plan_and_measure(lengths, larger, trial)))
+                      plan_and_measure(lengths, larger, trial), given.repeated_pairs_target))
     return larger;
   return resolved;
 }

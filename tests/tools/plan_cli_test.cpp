@@ -296,14 +296,15 @@ TEST(PlanCli, NoisePaddingLimitsAreOptions) {
 
 // Where the estimate capped the batches, twice its cap is planned too for the first two
 // epochs (bucketing/cap_trial.h) and kept when it meets every target and spends more of
-// the ranks' time on the samples. On the lumpy entries at 8 ranks it is kept: the
-// report says so, its plan meets every target and is faster than the estimate's, and
-// it is exactly the plan that cap given by hand makes. --pairs-target 0 makes no trial.
+// the ranks' time on the samples. On the lumpy entries at 8 ranks, linear cost, it is
+// kept: the report says so, its plan meets every target (pairs under 8%, the
+// estimate's target) and is faster than the estimate's, and it is exactly the plan
+// that cap given by hand makes. --pairs-target 0 makes no trial.
 TEST(PlanCli, TwiceTheEstimatedCapIsKeptWhereItPlansFasterWithinTheTargets) {
   testing::TempDir tmp;
   testing::write_text(tmp / "lumpy.txt", lumpy_lengths(40000));
   const std::string plan = kBin + " plan --lengths " + (tmp / "lumpy.txt").string() +
-                           " --world-size 8 --tokens-per-rank 8192 --cost quadratic " +
+                           " --world-size 8 --tokens-per-rank 8192 --cost linear " +
                            "--oversize truncate --epochs 2 --json --no-baselines ";
   auto report_of = [&](const std::string& flags) {
     auto r = run_command(plan + flags);
@@ -311,9 +312,9 @@ TEST(PlanCli, TwiceTheEstimatedCapIsKeptWhereItPlansFasterWithinTheTargets) {
     return nlohmann::json::parse(r.out);
   };
   auto meets_every_target = [](const nlohmann::json& e) {
-    const auto& q = e["imbalance_quadratic"];
+    const auto& q = e["imbalance_linear"];
     return e["padding_waste"].get<double>() <= 0.02 && q["mean"].get<double>() <= 1.03 &&
-           q["p99"].get<double>() <= 1.10 && e["repeated_pair_share"].get<double>() <= 0.10 &&
+           q["p99"].get<double>() <= 1.10 && e["repeated_pair_share"].get<double>() <= 0.08 &&
            std::abs(e["lag1_batch_mean_length"].get<double>()) <= 0.2;
   };
   const auto estimated = report_of("--no-cap-trial");
@@ -324,15 +325,15 @@ TEST(PlanCli, TwiceTheEstimatedCapIsKeptWhereItPlansFasterWithinTheTargets) {
   EXPECT_EQ(tried["config"]["max_batch_size"].get<uint64_t>(), 2 * cap);
   EXPECT_TRUE(tried["config"]["max_batch_size_doubled_by_trial"].get<bool>());
   EXPECT_TRUE(meets_every_target(tried["evenfeed"])) << tried["evenfeed"].dump();
-  EXPECT_GT(tried["evenfeed"]["useful_share_quadratic"].get<double>(),
-            estimated["evenfeed"]["useful_share_quadratic"].get<double>());
+  EXPECT_GT(tried["evenfeed"]["useful_share_linear"].get<double>(),
+            estimated["evenfeed"]["useful_share_linear"].get<double>());
   const auto by_hand =
       report_of("--max-batch-size " + std::to_string(2 * cap) + " --pairs-target 0");
-  for (const char* figure : {"padding_waste", "useful_share_quadratic", "repeated_pair_share"})
+  for (const char* figure : {"padding_waste", "useful_share_linear", "repeated_pair_share"})
     EXPECT_EQ(by_hand["evenfeed"][figure], tried["evenfeed"][figure]) << figure;
   EXPECT_EQ(by_hand["config"]["noise_cap"], tried["config"]["noise_cap"]);
   auto text = run_command(kBin + " plan --lengths " + (tmp / "lumpy.txt").string() +
-                          " --world-size 8 --tokens-per-rank 8192 --cost quadratic " +
+                          " --world-size 8 --tokens-per-rank 8192 --cost linear " +
                           "--oversize truncate --epochs 2 --no-baselines");
   EXPECT_NE(text.out.find("twice it"), std::string::npos) << text.out;
   const auto exact = report_of("--pairs-target 0");

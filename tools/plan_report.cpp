@@ -284,11 +284,12 @@ std::string plan_report_text(const nlohmann::json& report) {
     const uint64_t given = c.value("max_batch_size_given", uint64_t{0});
     std::string why;
     if (c.value("max_batch_size_doubled_by_trial", false)) {
+      const uint64_t estimated = c["max_batch_size"].get<uint64_t>() / 2;
       why = fmt::format(
-          " (chosen from the data: the estimate took {}, and twice it planned the first two "
-          "epochs faster, meeting every target; --pairs-target 0 keeps {})",
-          c["max_batch_size"].get<uint64_t>() / 2,
-          given == 0 ? std::string("batches full") : fmt::format("the cap given"));
+          " (chosen from the data: the estimate took {}, and twice it, tried on the first two "
+          "epochs, met every target and ran faster or met them where {} did not; "
+          "--no-cap-trial keeps {}, --pairs-target 0 keeps {})",
+          estimated, estimated, estimated, given == 0 ? "batches full" : "the cap given");
     } else if (c.value("max_batch_size_automatic", false) && given == 0) {
       why =
           " (chosen from the data: full batches would batch too many of the same samples "

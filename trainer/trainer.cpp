@@ -74,10 +74,10 @@ class PlanFactory {
 
   // Settles what the planner chooses from the data, once, before anything is planned:
   // the window, the noise and the sample cap. A resumed run takes them from its
-  // checkpoint's batching (`recorded`), since the cap trial depends on the world size
-  // it is made at (bucketing/cap_trial.h) and the served steps must replay as planned; the
-  // signature check then still refuses a checkpoint of other flags or another
-  // plan revision. A new run resolves them and tries twice the cap at `world`.
+  // checkpoint's batching (`recorded`), since the cap trial depends on the world size it
+  // is made at (bucketing/cap_trial.h) and the served steps must replay as planned; the
+  // signature check then still refuses a checkpoint of other flags or another plan
+  // revision. A new run resolves them and tries twice the cap at `world`.
   void settle(uint32_t world, const nlohmann::json* recorded) {
     if (options_.tokens_per_rank == 0) return;
     const BucketingOptions given = bucketing_;

@@ -72,8 +72,12 @@ bool meets_every_target(const TrialFigures& f) {
          std::abs(f.lag1) <= kLag1Target;
 }
 
+bool could_win(const TrialFigures& larger, double pairs_limit) {
+  return meets_every_target(larger) && larger.repeated_pairs <= pairs_limit;
+}
+
 bool larger_cap_wins(const TrialFigures& chosen, const TrialFigures& larger, double pairs_limit) {
-  if (!meets_every_target(larger) || larger.repeated_pairs > pairs_limit) return false;
+  if (!could_win(larger, pairs_limit)) return false;
   return !meets_every_target(chosen) || larger.useful_share > chosen.useful_share;
 }
 
@@ -87,10 +91,13 @@ BucketingOptions trial_batch_cap(const LengthSource& lengths, const BucketingOpt
       lengths.size() == 0)
     return resolved;
   const BucketingOptions larger = doubled_cap(lengths, given, resolved);
-  if (larger_cap_wins(plan_and_measure(lengths, resolved, trial),
-                      plan_and_measure(lengths, larger, trial), given.repeated_pairs_target))
-    return larger;
-  return resolved;
+  const TrialFigures twice = plan_and_measure(lengths, larger, trial);
+  // The chosen cap's plan is needed only when twice it can win.
+  if (!could_win(twice, given.repeated_pairs_target)) return resolved;
+  return larger_cap_wins(plan_and_measure(lengths, resolved, trial), twice,
+                         given.repeated_pairs_target)
+             ? larger
+             : resolved;
 }
 
 }  // namespace evenfeed

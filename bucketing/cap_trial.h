@@ -54,6 +54,8 @@ bool meets_every_target(const TrialFigures& f);
 // tokens, 64 ranks: twice the cap re-batched 9.7% on epochs 0-1 at seed 0, 10.2% over
 // four epochs at seed 1).
 bool larger_cap_wins(const TrialFigures& chosen, const TrialFigures& larger, double pairs_limit);
+// Its first half: whether `larger` can win at all (then the chosen cap is planned).
+bool could_win(const TrialFigures& larger, double pairs_limit);
 
 struct CapTrialOptions {
   // The ranks and the seed of the run's first epoch.

@@ -46,6 +46,7 @@ TEST(CapTrial, TheLargerCapWinsOnlyWithinTheTargetsAndFasterOrWhereTheChosenMiss
   TrialFigures faster = chosen;
   faster.useful_share = 0.96;
   EXPECT_TRUE(larger_cap_wins(chosen, faster, kLimit));
+  EXPECT_TRUE(could_win(faster, kLimit));
   EXPECT_FALSE(larger_cap_wins(chosen, chosen, kLimit));
   TrialFigures slower = chosen;
   slower.useful_share = 0.94;
@@ -63,6 +64,10 @@ TEST(CapTrial, TheLargerCapWinsOnlyWithinTheTargetsAndFasterOrWhereTheChosenMiss
   EXPECT_TRUE(meets_every_target(faster_near_the_pairs_target));
   EXPECT_FALSE(larger_cap_wins(chosen, faster_near_the_pairs_target, kLimit));
   EXPECT_FALSE(larger_cap_wins(missing, faster_near_the_pairs_target, kLimit));
+  // Where twice the cap cannot win, whatever the chosen cap's figures, the trial plans
+  // the chosen cap no further.
+  EXPECT_FALSE(could_win(faster_near_the_pairs_target, kLimit));
+  EXPECT_FALSE(could_win(faster_but_missing, kLimit));
 }
 
 // The lumpy entries at 8 ranks, 8,192 tokens, linear cost: the estimate caps their

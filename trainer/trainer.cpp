@@ -90,8 +90,23 @@ class PlanFactory {
       bucketing_.max_batch_size_resolved = true;
       return;
     }
-    bucketing_ = trial_batch_cap(lengths_, given, resolve_automatic(lengths_, given),
-                                 {.world_size = world, .seed = options_.seed});
+    const BucketingOptions estimated = resolve_automatic(lengths_, given);
+    bucketing_ =
+        trial_batch_cap(lengths_, given, estimated, {.world_size = world, .seed = options_.seed});
+    doubled_by_trial_ = bucketing_.max_batch_size != estimated.max_batch_size;
+  }
+  // One line for the log: what the plan settled on, and why the cap when a trial set it.
+  std::string describe() const {
+    if (options_.tokens_per_rank == 0)
+      return fmt::format("{} samples per rank", options_.batch_size);
+    const std::string cap =
+        bucketing_.max_batch_size == kNoBatchCap
+            ? "no sample cap"
+            : fmt::format("at most {} samples per batch", bucketing_.max_batch_size);
+    return fmt::format("{} tokens per rank, {}{}, window {}, noise cap {}",
+                       options_.tokens_per_rank, cap,
+                       doubled_by_trial_ ? " (twice the estimate's, kept by the cap trial)" : "",
+                       bucketing_.window, bucketing_.noise_cap);
   }
 
   std::unique_ptr<StepPlanner> make(uint32_t world, const PlanState& state) const {
@@ -162,6 +177,7 @@ class PlanFactory {
   const TrainOptions& options_;
   SpanLengths lengths_;
   BucketingOptions bucketing_;
+  bool doubled_by_trial_ = false;                 // settle(): the trial doubled the cap
   mutable std::optional<EpochMatesChain> chain_;  // made on first use, per seed
   mutable uint64_t chain_seed_ = 0;
 };
@@ -594,6 +610,7 @@ TrainResult Run::execute(const std::function<void(const TrainProgress&)>& on_ste
   const nlohmann::json* recorded = nullptr;
   if (resumed && resumed->meta.contains("batching")) recorded = &resumed->meta["batching"];
   plans_.settle(static_cast<uint32_t>(world_), recorded);
+  if (rank_ == 0) log_info("batches: {}", plans_.describe());
   plan_schedule();
   start_or_resume(std::move(resumed));
   result_.model = engine_->describe_model();

@@ -77,10 +77,11 @@ class PlanFactory {
   // checkpoint's batching (`recorded`), since the cap trial depends on the world size it
   // is made at (bucketing/cap_trial.h) and the served steps must replay as planned; the
   // signature check then still refuses a checkpoint of other flags or another plan
-  // revision. A new run resolves them and tries twice the cap at `world`.
+  // revision. A new run resolves them and tries twice the cap at `world`; a resumed run
+  // whose record cannot be taken makes no trial, since that check refuses it anyway.
   void settle(uint32_t world, const nlohmann::json* recorded) {
     if (options_.tokens_per_rank == 0) return;
-    const BucketingOptions given = bucketing_;
+    BucketingOptions given = bucketing_;
     if (recorded != nullptr && recorded->contains("chosen_max_batch_size") &&
         recorded->value("plan_revision", 0) == kTokenBudgetPlanRevision) {
       const uint64_t cap = recorded->at("chosen_max_batch_size").get<uint64_t>();
@@ -90,6 +91,7 @@ class PlanFactory {
       bucketing_.max_batch_size_resolved = true;
       return;
     }
+    if (recorded != nullptr) given.cap_trial = false;
     const BucketingOptions estimated = resolve_automatic(lengths_, given);
     bucketing_ =
         trial_batch_cap(lengths_, given, estimated, {.world_size = world, .seed = options_.seed});

@@ -259,6 +259,13 @@ std::string lumpy_lengths(size_t n) {
   return text;
 }
 
+// The --json report of a plan command that must succeed.
+nlohmann::json json_report_of(const std::string& command) {
+  auto r = run_command(command);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
 // The noise's padding limits are options: --noise-cap-padding (what the automatic noise
 // may cost alone) and --noise-cap-padding-for-pairs (what it may cost when no sample
 // cap meets the pairs target otherwise). On short entries with lumps, quadratic, only
@@ -270,11 +277,7 @@ TEST(PlanCli, NoisePaddingLimitsAreOptions) {
   const std::string plan = kBin + " plan --lengths " + (tmp / "lumpy.txt").string() +
                            " --world-size 8 --tokens-per-rank 8192 --cost quadratic " +
                            "--oversize truncate --epochs 2 --json --no-baselines --no-cap-trial ";
-  auto config_of = [&](const std::string& flags) {
-    auto r = run_command(plan + flags);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return nlohmann::json::parse(r.out);
-  };
+  auto config_of = [&](const std::string& flags) { return json_report_of(plan + flags); };
   const auto soft = config_of("--noise-cap-padding-for-pairs 0.012 --least-cap-share 0");
   EXPECT_EQ(soft["config"]["max_batch_size"], 0);
   EXPECT_GT(soft["evenfeed"]["repeated_pair_share"].get<double>(), 0.10);
@@ -305,11 +308,9 @@ TEST(PlanCli, TwiceTheEstimatedCapIsKeptWhereItPlansFasterWithinTheTargets) {
   testing::write_text(tmp / "lumpy.txt", lumpy_lengths(40000));
   const std::string plan = kBin + " plan --lengths " + (tmp / "lumpy.txt").string() +
                            " --world-size 8 --tokens-per-rank 8192 --cost linear " +
-                           "--oversize truncate --epochs 2 --json --no-baselines ";
+                           "--oversize truncate --epochs 2 --no-baselines ";
   auto report_of = [&](const std::string& flags) {
-    auto r = run_command(plan + flags);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return nlohmann::json::parse(r.out);
+    return json_report_of(plan + "--json " + flags);
   };
   auto meets_every_target = [](const nlohmann::json& e) {
     const auto& q = e["imbalance_linear"];
@@ -332,9 +333,7 @@ TEST(PlanCli, TwiceTheEstimatedCapIsKeptWhereItPlansFasterWithinTheTargets) {
   for (const char* figure : {"padding_waste", "useful_share_linear", "repeated_pair_share"})
     EXPECT_EQ(by_hand["evenfeed"][figure], tried["evenfeed"][figure]) << figure;
   EXPECT_EQ(by_hand["config"]["noise_cap"], tried["config"]["noise_cap"]);
-  auto text = run_command(kBin + " plan --lengths " + (tmp / "lumpy.txt").string() +
-                          " --world-size 8 --tokens-per-rank 8192 --cost linear " +
-                          "--oversize truncate --epochs 2 --no-baselines");
+  auto text = run_command(plan);
   EXPECT_NE(text.out.find("twice it"), std::string::npos) << text.out;
   const auto exact = report_of("--pairs-target 0");
   EXPECT_FALSE(exact["config"]["max_batch_size_doubled_by_trial"].get<bool>());

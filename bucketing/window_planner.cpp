@@ -7,6 +7,7 @@
 
 #include "bucketing/batch_dealing.h"
 #include "bucketing/epoch_mates.h"
+#include "bucketing/greedy_segments.h"
 #include "bucketing/lump_runs.h"
 #include "bucketing/window_planner_parts.h"
 #include "core/philox.h"
@@ -28,6 +29,7 @@ WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_siz
       budget_(options.cost.budget(options.tokens_per_rank)),
       cap_(options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap),
       token_bound_(options.max_batch_tokens),
+      limits_{.cost = options.cost, .budget = budget_, .cap = cap_, .token_bound = token_bound_},
       previous_(previous) {}
 
 // The most samples of `length` tokens one batch may hold: within the cost budget, the
@@ -41,8 +43,7 @@ uint64_t WindowPlanner::per_batch(uint64_t length) const {
 
 // Whether `count` samples padded to `longest` tokens make an allowed batch.
 bool WindowPlanner::fits(uint64_t count, uint64_t longest) const {
-  return count <= cap_ && options_.cost.batch(count, longest) <= budget_ &&
-         (token_bound_ == 0 || count * longest <= token_bound_);
+  return limits_.fits(count, longest);
 }
 
 // What a full batch of samples of `length` tokens can cost, ignoring the sample cap
@@ -274,33 +275,21 @@ std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<En
   return segments;
 }
 
-// Where the greedy segment of `entries` from `begin` on ends: it takes samples while
-// the batch fits and costs at most `level` (its first sample alone when that costs
-// more). `longest` is set to its longest sample. Needs begin < size.
+// Where the greedy segment of `entries` from `begin` on ends (scan_segment_end):
+// `longest` is set to its longest sample. Needs begin < size.
 size_t WindowPlanner::segment_end(const std::vector<Entry>& entries, size_t begin, double level,
                                   uint64_t& longest) const {
-  longest = entries[begin].length;
-  size_t end = begin + 1;
-  for (; end < entries.size(); ++end) {
-    const uint64_t with_next = std::max(longest, entries[end].length);
-    const uint64_t count = end - begin + 1;
-    if (!fits(count, with_next) || options_.cost.batch(count, with_next) > level) break;
-    longest = with_next;
-  }
-  return end;
+  return scan_segment_end(
+      entries.size(), begin, level, limits_, [&](size_t k) { return entries[k].length; }, longest);
 }
 
-// How many segments segment_at would cut `entries` into at `level`, counting no further
-// than `most` + 1, without copying a sample: the bisections of cut_into and
-// final_step_count ask only this, up to 60 times per cut, and at 1,024 ranks a
-// window's end is cut thousands of times.
-size_t WindowPlanner::segment_count(const std::vector<Entry>& entries, double level,
-                                    size_t most) const {
-  size_t count = 0;
-  uint64_t longest = 0;
-  for (size_t next = 0; next < entries.size() && count <= most; ++count)
-    next = segment_end(entries, next, level, longest);
-  return count;
+// The greedy segments of `entries` at any level, counted without copying a sample
+// (greedy_segments.h): the bisections of cut_into and final_step_count ask only how
+// many, up to 60 times per cut.
+GreedySegments WindowPlanner::segments_of(const std::vector<Entry>& entries) const {
+  std::vector<uint64_t> lengths(entries.size());
+  for (size_t k = 0; k < entries.size(); ++k) lengths[k] = entries[k].length;
+  return GreedySegments(std::move(lengths), limits_);
 }
 
 // The greedy segment of `entries` from `next` on (segment_end); `next` moves past it.
@@ -327,9 +316,10 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
   // Bisection on the level: the cheapest level that needs no more than `slots` batches.
   double lo = std::max(largest, total / static_cast<double>(slots)), hi = budget_;
   if (lo < hi) {
+    const GreedySegments greedy = segments_of(entries);
     for (int iteration = 0; iteration < 60 && hi - lo > 1e-9 * hi; ++iteration) {
       const double mid = 0.5 * (lo + hi);
-      (segment_count(entries, mid, slots) <= slots ? hi : lo) = mid;
+      (greedy.count(mid, slots) <= slots ? hi : lo) = mid;
     }
   }
   std::vector<Batch> segments = segment_at(entries, hi);
@@ -363,6 +353,14 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
 // Longest (noisy key) first; ties by a per-epoch hash, then id.
 bool WindowPlanner::by_key(const Entry& a, const Entry& b) {
   return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;
+}
+
+// Key order is total (ids differ), so any sort gives the same order, and one already
+// in it is left: a window's end is sorted again on each way of finishing it.
+void WindowPlanner::sort_by_key(std::vector<Entry>& entries) {
+  const auto before = [](const Entry& a, const Entry& b) { return by_key(a, b); };
+  if (!std::is_sorted(entries.begin(), entries.end(), before))
+    std::stable_sort(entries.begin(), entries.end(), before);
 }
 
 // Each batch of the window keeps its longest sample and its count; every other sample
@@ -625,13 +623,19 @@ void WindowPlanner::plan_coarse(const std::vector<Entry>& coarse, std::vector<En
       regroup_for_fillers(batches, fillers, bounded() ? filler_reach : budget_, regroup, groups);
   // Levels only rise in this loop, so fillers found unreachable stay so: each search
   // starts where the last one found nothing (`unreachable`, meaningful when bounded).
+  // They are set aside from the back of `fillers` as they are found, in reverse order,
+  // and put back at the end: each cut then erases at the back. (Erasing before them
+  // moved every one of them once per cut: a tenth of the planning time of a corpus of
+  // 1.8 million sentences under a sample cap, most of them too short to reach a level.)
   size_t unreachable = fillers.size();
+  std::vector<Entry> set_aside;
   for (size_t g = groups.size(); g-- > 0;) {
     std::vector<Batch>& group = groups[g].batches;
     const bool reachable =
         !bounded() || filler_reach >= groups[g].level * (1 - options_.level_tolerance);
     while (reachable && group.size() < W) {
       Batch filler = cut_to_level(fillers, groups[g].level, false, &unreachable);
+      for (; fillers.size() > unreachable; fillers.pop_back()) set_aside.push_back(fillers.back());
       if (filler.entries.empty()) break;
       group.push_back(std::move(filler));
     }
@@ -641,6 +645,7 @@ void WindowPlanner::plan_coarse(const std::vector<Entry>& coarse, std::vector<En
       work.give_back(group);
     }
   }
+  fillers.insert(fillers.end(), set_aside.rbegin(), set_aside.rend());
 }
 
 // The remaining fillers. Those that can fill the budget are packed at it and the

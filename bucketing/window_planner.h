@@ -81,6 +81,7 @@
 #include <vector>
 
 #include "bucketing/bucketing_options.h"
+#include "bucketing/greedy_segments.h"
 #include "sampler/plan.h"
 
 namespace evenfeed {
@@ -203,11 +204,11 @@ class WindowPlanner {
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
   size_t segment_end(const std::vector<Entry>& entries, size_t begin, double level,
                      uint64_t& longest) const;
-  size_t segment_count(const std::vector<Entry>& entries, double level,
-                       size_t most = SIZE_MAX) const;
+  GreedySegments segments_of(const std::vector<Entry>& entries) const;
   Batch take_segment(const std::vector<Entry>& entries, size_t& next, double level) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
   static bool by_key(const Entry& a, const Entry& b);
+  static void sort_by_key(std::vector<Entry>& entries);
   size_t final_step_count(std::vector<Entry>& entries) const;
   bool last_final_step_light(std::vector<Entry>& entries) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
@@ -236,6 +237,7 @@ class WindowPlanner {
   double budget_;
   uint64_t cap_;
   uint64_t token_bound_;  // 0: none
+  BatchLimits limits_;    // the three above, for the greedy segments
   const EpochMates* previous_;
 };
 

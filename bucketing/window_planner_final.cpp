@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "bucketing/greedy_segments.h"
 #include "bucketing/level_by_moves.h"
 #include "bucketing/lump_runs.h"
 #include "bucketing/window_planner.h"
@@ -53,12 +54,12 @@ static constexpr size_t kMostCappedStepsRejoined = 8;
 // Steps a final cut of `entries` takes: enough for their mass at the full budget, and
 // for their segments at the full budget in key order. Sorts `entries` by key.
 size_t WindowPlanner::final_step_count(std::vector<Entry>& entries) const {
-  std::sort(entries.begin(), entries.end(), by_key);
+  sort_by_key(entries);
   double total = 0;
   for (const Entry& e : entries) total += options_.cost.per_sample(e.length);
   const double per_step = static_cast<double>(world_size_) * budget_;
   const size_t by_mass = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
-  const size_t by_segments = (segment_count(entries, budget_) + world_size_ - 1) / world_size_;
+  const size_t by_segments = (segments_of(entries).count(budget_) + world_size_ - 1) / world_size_;
   return std::max(by_mass, by_segments);
 }
 
@@ -91,7 +92,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> 
     std::vector<Entry> rest;
     for (size_t k = head; k < segments.size(); ++k)
       rest.insert(rest.end(), segments[k].entries.begin(), segments[k].entries.end());
-    std::sort(rest.begin(), rest.end(), by_key);
+    sort_by_key(rest);
     segments.resize(head);
     for (Batch& b : cut_into(rest, W)) segments.push_back(std::move(b));
   }
@@ -127,7 +128,7 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
   if (step.size() < W || before <= kLevelEnough) return {std::move(step)};
   std::vector<Entry> entries;
   for (const Batch& b : step) entries.insert(entries.end(), b.entries.begin(), b.entries.end());
-  std::sort(entries.begin(), entries.end(), by_key);
+  sort_by_key(entries);
   std::vector<size_t> tails;
   std::sort(step.begin(), step.end(), [](const Batch& a, const Batch& b) {
     return by_key(a.entries.front(), b.entries.front());

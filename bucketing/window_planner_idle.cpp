@@ -43,7 +43,7 @@ WindowPlanner::lend_batches(const Planned& step, const Planned& donor) const {
   std::vector<Entry> kept;
   for (size_t k = idle; k < lent.size(); ++k)
     kept.insert(kept.end(), lent[k].entries.begin(), lent[k].entries.end());
-  std::sort(kept.begin(), kept.end(), by_key);
+  sort_by_key(kept);
   std::vector<Batch> recut = cut_into(kept, world_size_);
   if (recut.size() != world_size_) return std::nullopt;
   lent.resize(idle);

@@ -62,7 +62,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry
   std::sort(lumps.begin(), lumps.end(), [](const Entry& a, const Entry& b) {
     return a.length != b.length ? a.length > b.length : by_key(a, b);
   });
-  std::sort(rest.begin(), rest.end(), by_key);
+  sort_by_key(rest);
   std::vector<double> lump_costs;
   for (const Entry& e : lumps) lump_costs.push_back(options_.cost.per_sample(e.length));
   std::optional<LumpPlacement> placement = way.partners_to_measure

@@ -1,0 +1,64 @@
+#include "bucketing/greedy_segments.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace evenfeed {
+
+GreedySegments::GreedySegments(std::vector<uint64_t> lengths, const BatchLimits& limits)
+    : lengths_(std::move(lengths)), next_longer_(lengths_.size()), limits_(limits) {
+  // From the back, a stack of the samples longer than every one after them so far.
+  std::vector<size_t> longer;
+  for (size_t k = lengths_.size(); k-- > 0;) {
+    while (!longer.empty() && lengths_[longer.back()] <= lengths_[k]) longer.pop_back();
+    next_longer_[k] = longer.empty() ? lengths_.size() : longer.back();
+    longer.push_back(k);
+  }
+}
+
+size_t GreedySegments::most_at(uint64_t longest, double level) const {
+  const size_t size = lengths_.size();
+  // A first guess from the cost alone, then corrected with the exact test: the count
+  // it gives must be the scan's to the last sample.
+  const double per_sample = limits_.cost.per_sample(longest);
+  const double guess = per_sample > 0 ? std::floor(std::min(level, limits_.budget) / per_sample)
+                                      : static_cast<double>(size);
+  double bounded = std::min({guess, static_cast<double>(size),
+                             static_cast<double>(std::min<uint64_t>(limits_.cap, size))});
+  if (limits_.token_bound > 0 && longest > 0)
+    bounded = std::min(bounded, static_cast<double>(limits_.token_bound / longest));
+  size_t most = bounded > 0 ? static_cast<size_t>(bounded) : 0;
+  while (most > 0 && !limits_.fits_at(most, longest, level)) --most;
+  while (most < size && limits_.fits_at(most + 1, longest, level)) ++most;
+  return most;
+}
+
+size_t GreedySegments::end(size_t begin, double level, uint64_t& longest) const {
+  const size_t size = lengths_.size();
+  // [begin, end) is taken, `longest` is its longest sample, and the samples in
+  // [end, stop) are no longer.
+  size_t end = begin + 1;
+  longest = lengths_[begin];
+  size_t stop = next_longer_[begin];
+  for (;;) {
+    // Sample k holds count k - begin + 1 with `longest` still the longest: taken while
+    // that count fits. (The first sample is taken even when it alone does not.)
+    const size_t reach = begin + most_at(longest, level);
+    if (reach < stop) return std::max(end, reach);
+    end = stop;
+    if (stop == size || !limits_.fits_at(stop - begin + 1, lengths_[stop], level)) return end;
+    longest = lengths_[stop];
+    end = stop + 1;
+    stop = next_longer_[stop];
+  }
+}
+
+size_t GreedySegments::count(double level, size_t most) const {
+  size_t count = 0;
+  uint64_t longest = 0;
+  for (size_t next = 0; next < lengths_.size() && count <= most; ++count)
+    next = end(next, level, longest);
+  return count;
+}
+
+}  // namespace evenfeed

@@ -1,0 +1,123 @@
+// GreedySegments against the plain scan it replaces (scan_segment_end): the same end
+// and longest sample for every start, at every level, under every kind of limit, in
+// the orders the planner cuts (noisy longest-first) and in others; and the same counts.
+#include "bucketing/greedy_segments.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace evenfeed {
+namespace {
+
+const CostModel kLinear{CostKind::kLinear, 0};
+const CostModel kQuadratic{CostKind::kQuadratic, 2048};
+
+// Long-tailed lengths with many ties (the same document installed twice, one-word
+// lines), as the real corpora have.
+std::vector<uint64_t> tailed_lengths(size_t n, std::mt19937_64& rng) {
+  std::lognormal_distribution<double> body(std::log(200.0), 1.4);
+  std::uniform_int_distribution<int> tie(0, 9);
+  std::vector<uint64_t> lengths(n);
+  for (uint64_t& l : lengths) {
+    l = tie(rng) == 0 ? 7 : std::clamp<uint64_t>(static_cast<uint64_t>(body(rng)), 1, 8192);
+  }
+  return lengths;
+}
+
+// The orders cut: random, longest first, and longest first with noise (the planner's).
+std::vector<std::vector<uint64_t>> orders_of(std::vector<uint64_t> lengths, std::mt19937_64& rng) {
+  std::vector<std::vector<uint64_t>> orders{lengths};
+  std::sort(lengths.begin(), lengths.end(), std::greater<>());
+  orders.push_back(lengths);
+  std::uniform_real_distribution<double> noise(0, 0.5);
+  std::vector<std::pair<double, uint64_t>> keyed;
+  for (uint64_t l : lengths) keyed.push_back({std::log(static_cast<double>(l)) + noise(rng), l});
+  std::sort(keyed.begin(), keyed.end(), std::greater<>());
+  for (size_t k = 0; k < keyed.size(); ++k) lengths[k] = keyed[k].second;
+  orders.push_back(lengths);
+  return orders;
+}
+
+size_t scan_count(const std::vector<uint64_t>& lengths, double level, const BatchLimits& limits,
+                  size_t most) {
+  size_t count = 0;
+  uint64_t longest = 0;
+  for (size_t next = 0; next < lengths.size() && count <= most; ++count) {
+    next = scan_segment_end(
+        lengths.size(), next, level, limits, [&](size_t k) { return lengths[k]; }, longest);
+  }
+  return count;
+}
+
+void expect_same_as_scan(const std::vector<uint64_t>& lengths, const BatchLimits& limits,
+                         double level) {
+  const GreedySegments greedy(lengths, limits);
+  for (size_t begin = 0; begin < lengths.size(); ++begin) {
+    uint64_t scanned_longest = 0, jumped_longest = 0;
+    const size_t scanned = scan_segment_end(
+        lengths.size(), begin, level, limits, [&](size_t k) { return lengths[k]; },
+        scanned_longest);
+    ASSERT_EQ(greedy.end(begin, level, jumped_longest), scanned)
+        << "begin " << begin << " level " << level << " cap " << limits.cap;
+    ASSERT_EQ(jumped_longest, scanned_longest) << "begin " << begin;
+  }
+  for (size_t most : {size_t{0}, size_t{3}, size_t{40}, SIZE_MAX})
+    ASSERT_EQ(greedy.count(level, most), scan_count(lengths, level, limits, most));
+}
+
+TEST(GreedySegments, AgreeWithTheScanEverywhere) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 3; ++round) {
+    for (const std::vector<uint64_t>& lengths : orders_of(tailed_lengths(300, rng), rng)) {
+      for (const CostModel& cost : {kLinear, kQuadratic}) {
+        for (uint64_t cap : {UINT64_MAX, uint64_t{1}, uint64_t{3}, uint64_t{64}}) {
+          for (uint64_t bound : {uint64_t{0}, uint64_t{12000}}) {
+            const BatchLimits limits{
+                .cost = cost, .budget = cost.budget(8192), .cap = cap, .token_bound = bound};
+            // Levels from below one short sample's cost to past the budget.
+            std::uniform_real_distribution<double> exponent(-6, 0.2);
+            for (int k = 0; k < 12; ++k)
+              expect_same_as_scan(lengths, limits, limits.budget * std::pow(10.0, exponent(rng)));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The jump: a later, longer sample raises every earlier sample's padding, so the
+// segment stops before it when the count times its cost passes the level.
+TEST(GreedySegments, ALongerSampleLaterEndsTheSegmentBeforeIt) {
+  const BatchLimits limits{.cost = kLinear, .budget = 2000};
+  const std::vector<uint64_t> lengths{100, 90, 80, 300, 10, 10};
+  const GreedySegments greedy(lengths, limits);
+  uint64_t longest = 0;
+  // 100 x 3 = 300 fits 1,000; with the 300, 4 x 300 = 1,200 does not.
+  EXPECT_EQ(greedy.end(0, 1000, longest), 3u);
+  EXPECT_EQ(longest, 100u);
+  // From the 80: 2 x 300 = 600 and 3 x 300 fit 1,000; 4 x 300 fits 1,200 only.
+  EXPECT_EQ(greedy.end(2, 1000, longest), 5u);
+  EXPECT_EQ(longest, 300u);
+  EXPECT_EQ(greedy.end(2, 1200, longest), 6u);
+  // A first sample dearer than the level is a segment alone.
+  EXPECT_EQ(greedy.end(3, 250, longest), 4u);
+  EXPECT_EQ(longest, 300u);
+  EXPECT_EQ(greedy.count(1000), 2u);
+}
+
+TEST(GreedySegments, EqualLengthsDoNotEndASegment) {
+  const BatchLimits limits{.cost = kQuadratic, .budget = kQuadratic.budget(4096), .cap = 5};
+  const std::vector<uint64_t> lengths(23, 512);
+  const GreedySegments greedy(lengths, limits);
+  uint64_t longest = 0;
+  EXPECT_EQ(greedy.end(0, limits.budget, longest), 5u);  // the cap, not the ties
+  EXPECT_EQ(greedy.count(limits.budget), 5u);            // 5 + 5 + 5 + 5 + 3
+  EXPECT_EQ(greedy.count(limits.budget, 2), 3u);         // counting stops past `most`
+}
+
+}  // namespace
+}  // namespace evenfeed

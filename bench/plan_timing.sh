@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Planning time of two builds of evenfeed, alternating, on the length corpora of
+# bench/make_length_corpora.py: wall and user seconds and peak memory per command.
+#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR
+# (BENCHMARKS.md, "Planning speed and memory"). Alternating the builds in each round
+# keeps a shared machine's load from favouring one of them.
+set -euo pipefail
+old=$1 new=$2 rounds=$3 dir=$4
+common=(--oversize truncate --no-baselines --json)
+cases=(
+  "--lengths $dir/doc_sentences.txt --world-size 64 --tokens-per-rank 16384 --cost quadratic --epochs 2"
+  "--lengths $dir/doc_sentences.txt --world-size 64 --tokens-per-rank 16384 --cost quadratic --epochs 2 --no-cap-trial"
+  "--lengths $dir/doc_paragraphs.txt --world-size 8 --tokens-per-rank 8192 --cost quadratic --epochs 2"
+  "--lengths $dir/doc_sentences.txt --world-size 8 --tokens-per-rank 8192 --cost quadratic --epochs 2"
+  "--lengths $dir/code_files.txt --world-size 64 --tokens-per-rank 16384 --cost quadratic --epochs 2"
+  "--lengths $dir/changelog_entries.txt --world-size 64 --tokens-per-rank 32768 --cost linear --epochs 2"
+  "--synthetic 2000000 --world-size 1024 --tokens-per-rank 8192 --cost quadratic --epochs 1"
+)
+for round in $(seq "$rounds"); do
+  for i in "${!cases[@]}"; do
+    for bin in "$old" "$new"; do
+      # shellcheck disable=SC2086  # each case is a list of flags
+      /usr/bin/time -f "case=$i round=$round bin=$bin wall=%e user=%U rss=%MKB" \
+        "$bin" plan ${cases[$i]} "${common[@]}" 2>&1 >/dev/null | tail -1
+    done
+  done
+done

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace evenfeed {
 namespace {
@@ -251,10 +252,53 @@ double ratio_after(const StepShape& s, double out, double in, size_t width) {
   return ratio(std::max(rest, in), s.sum - out + in, width);
 }
 
+struct Swap {
+  double after;    // the larger max/mean of the two steps after it
+  size_t x, t, y;  // batch x of the worst step for batch y of step t
+};
+
+// The swap of a batch of step `worst` with a dearer batch of another step that most
+// lowers the larger max/mean of the two, when one lowers it by more than 1e-12 below
+// the worst step's; the first found of equals. Steps are searched only where a swap
+// could beat the best found (pruning only what cannot win, by more than rounding, keeps
+// the choice the full scan's): the worst step's max/mean after the swap, as a function
+// of the cost brought in, falls until it reaches the step's dearest other batch and
+// rises past it; the partner step loses a batch dearer than the one it takes, so its
+// sum falls and its dearest stays at least its second dearest and the batch taken.
+std::optional<Swap> best_swap(std::span<const double> costs,
+                              const std::vector<std::vector<size_t>>& steps,
+                              const std::vector<StepShape>& shapes, size_t worst) {
+  const StepShape& w = shapes[worst];
+  const size_t width = steps[worst].size();
+  const double now = ratio(w.dearest, w.sum, width);
+  std::optional<Swap> best;
+  auto best_after = [&] { return best ? best->after : now; };
+  for (size_t x = 0; x < width; ++x) {
+    const double out = costs[steps[worst][x]];
+    const double rest = out == w.dearest ? w.second : w.dearest;
+    if (ratio_after(w, out, std::max(rest, out), width) > best_after()) continue;
+    for (size_t t = 0; t < steps.size(); ++t) {
+      const StepShape& p = shapes[t];
+      if (t == worst || p.dearest <= out) continue;
+      if (ratio_after(w, out, std::clamp(rest, out, p.dearest), width) > best_after()) continue;
+      if (ratio(std::max(p.second, out), p.sum, steps[t].size()) > best_after()) continue;
+      for (size_t y = 0; y < steps[t].size(); ++y) {
+        const double in = costs[steps[t][y]];
+        if (in <= out) continue;
+        const double after =
+            std::max(ratio_after(w, out, in, width), ratio_after(p, in, out, steps[t].size()));
+        if (after < best_after() - 1e-12) best = Swap{after, x, t, y};
+      }
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 void swap_to_level(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
                    size_t max_swaps) {
+  if (steps.empty()) return;
   for (size_t swaps = 0; swaps < max_swaps; ++swaps) {
     std::vector<StepShape> shapes;
     size_t worst = 0;
@@ -264,30 +308,9 @@ void swap_to_level(std::span<const double> costs, std::vector<std::vector<size_t
           ratio(shapes[worst].dearest, shapes[worst].sum, steps[worst].size()))
         worst = s;
     }
-    if (steps.empty()) return;
-    const double now = ratio(shapes[worst].dearest, shapes[worst].sum, steps[worst].size());
-    double best = now;
-    size_t best_x = 0, best_t = 0, best_y = 0;
-    for (size_t x = 0; x < steps[worst].size(); ++x) {
-      const double out = costs[steps[worst][x]];
-      for (size_t t = 0; t < steps.size(); ++t) {
-        if (t == worst) continue;
-        for (size_t y = 0; y < steps[t].size(); ++y) {
-          const double in = costs[steps[t][y]];
-          if (in <= out) continue;
-          const double after = std::max(ratio_after(shapes[worst], out, in, steps[worst].size()),
-                                        ratio_after(shapes[t], in, out, steps[t].size()));
-          if (after < best - 1e-12) {
-            best = after;
-            best_x = x;
-            best_t = t;
-            best_y = y;
-          }
-        }
-      }
-    }
-    if (best >= now - 1e-12) return;
-    std::swap(steps[worst][best_x], steps[best_t][best_y]);
+    const std::optional<Swap> swap = best_swap(costs, steps, shapes, worst);
+    if (!swap) return;
+    std::swap(steps[worst][swap->x], steps[swap->t][swap->y]);
   }
 }
 

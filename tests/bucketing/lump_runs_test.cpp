@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 namespace evenfeed {
@@ -286,6 +287,66 @@ TEST(LumpRuns, SwapsLeaveALevelPlanAlone) {
   std::vector<std::vector<size_t>> steps = {{0, 1}, {2, 3}};
   swap_to_level(costs, steps, 10);
   EXPECT_EQ(steps, (std::vector<std::vector<size_t>>{{0, 1}, {2, 3}}));
+}
+
+// The reference for swap_to_level's pruned search: every batch of the worst step
+// against every dearer batch of every other step, each step's max/mean recomputed from
+// its costs; the first swap that lowers the larger of the two by more than 1e-12 below
+// the best so far is the one made, as swap_to_level promises.
+double max_over_mean(const std::vector<double>& costs, const std::vector<size_t>& step) {
+  double dearest = 0, sum = 0;
+  for (size_t id : step) {
+    dearest = std::max(dearest, costs[id]);
+    sum += costs[id];
+  }
+  return sum > 0 ? dearest * static_cast<double>(step.size()) / sum : 1.0;
+}
+
+void swap_to_level_by_scan(const std::vector<double>& costs,
+                           std::vector<std::vector<size_t>>& steps, size_t max_swaps) {
+  for (size_t swaps = 0; swaps < max_swaps && !steps.empty(); ++swaps) {
+    size_t worst = 0;
+    for (size_t s = 0; s < steps.size(); ++s)
+      if (max_over_mean(costs, steps[s]) > max_over_mean(costs, steps[worst])) worst = s;
+    const double now = max_over_mean(costs, steps[worst]);
+    double best = now;
+    size_t best_x = 0, best_t = 0, best_y = 0;
+    for (size_t x = 0; x < steps[worst].size(); ++x) {
+      for (size_t t = 0; t < steps.size(); ++t) {
+        for (size_t y = 0; t != worst && y < steps[t].size(); ++y) {
+          if (costs[steps[t][y]] <= costs[steps[worst][x]]) continue;
+          std::vector<size_t> a = steps[worst], b = steps[t];
+          std::swap(a[x], b[y]);
+          const double after = std::max(max_over_mean(costs, a), max_over_mean(costs, b));
+          if (after < best - 1e-12)
+            std::tie(best, best_x, best_t, best_y) = std::tie(after, x, t, y);
+        }
+      }
+    }
+    if (best >= now - 1e-12) return;
+    std::swap(steps[worst][best_x], steps[best_t][best_y]);
+  }
+}
+
+// Random lumpy steps (a few dear batches among cheap ones, with ties): the pruned search
+// makes exactly the swaps of the full one.
+TEST(LumpRuns, SwapsAreThoseOfTheFullScan) {
+  Lcg uniform{12345};
+  for (int round = 0; round < 300; ++round) {
+    const auto W = static_cast<size_t>(2 + uniform() * 10);
+    const auto step_count = static_cast<size_t>(2 + uniform() * 6);
+    std::vector<double> costs(W * step_count);
+    for (double& c : costs) {
+      const double u = uniform();
+      c = u < 0.15 ? 0.6 + 0.4 * uniform() : u < 0.3 ? 0.25 : 0.01 + 0.3 * uniform();
+    }
+    std::vector<std::vector<size_t>> steps(step_count);
+    for (size_t k = 0; k < costs.size(); ++k) steps[k / W].push_back(k);
+    std::vector<std::vector<size_t>> expected = steps;
+    swap_to_level(costs, steps, 4 * W);
+    swap_to_level_by_scan(costs, expected, 4 * W);
+    ASSERT_EQ(steps, expected) << "round " << round;
+  }
 }
 
 }  // namespace

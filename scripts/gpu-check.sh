@@ -24,6 +24,8 @@ cublas=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gn
 export LD_LIBRARY_PATH="$here/lib${nccl:+:$(dirname "$nccl")}${cublas:+:$(dirname "$cublas")}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPAL_PREFIX=$here/ompi PATH=$here/ompi/bin:$here/bin:$PATH
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+# Tests that run the evenfeed command find it here, not at the build's path.
+export EVENFEED_BIN=$here/bin/evenfeed
 failed=0
 check() {  # check NAME COMMAND...: runs it, keeps its output, prints one line
   local name=$1; shift

@@ -58,9 +58,14 @@ void PlanMetrics::add(const PlanStep& step) {
   double linear_max = 0, linear_sum = 0, quad_max = 0, quad_sum = 0, step_tokens = 0,
          step_count = 0;
   std::vector<uint32_t> earlier;
+  std::vector<uint64_t> batch_lengths;  // each length read once: a generated one costs a draw
   for (const RankBatch& b : step.ranks) {
+    batch_lengths.clear();
     uint64_t longest = 0;
-    for (uint64_t id : b.samples) longest = std::max(longest, lengths_.length(id));
+    for (uint64_t id : b.samples) {
+      batch_lengths.push_back(lengths_.length(id));
+      longest = std::max(longest, batch_lengths.back());
+    }
     const double lin = linear_.batch(b.samples.size(), longest),
                  quad = quadratic_.batch(b.samples.size(), longest);
     linear_max = std::max(linear_max, lin);
@@ -75,7 +80,7 @@ void PlanMetrics::add(const PlanStep& step) {
     for (size_t k = 0; k < b.samples.size(); ++k) {
       if (!b.slot_valid(k)) continue;
       const uint64_t id = b.samples[k];
-      const uint64_t length = lengths_.length(id);
+      const uint64_t length = batch_lengths[k];
       const double l = static_cast<double>(length);
       real += 1;
       real_tokens_ += l;  // the samples' own linear cost

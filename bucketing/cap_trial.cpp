@@ -91,6 +91,12 @@ BucketingOptions trial_batch_cap(const LengthSource& lengths, const BucketingOpt
       lengths.size() == 0)
     return resolved;
   const BucketingOptions larger = doubled_cap(lengths, given, resolved);
+  if (trial.run_both) {
+    TrialFigures twice, chosen;
+    trial.run_both([&] { twice = plan_and_measure(lengths, larger, trial); },
+                   [&] { chosen = plan_and_measure(lengths, resolved, trial); });
+    return larger_cap_wins(chosen, twice, given.repeated_pairs_target) ? larger : resolved;
+  }
   const TrialFigures twice = plan_and_measure(lengths, larger, trial);
   // The chosen cap's plan is needed only when twice it can win.
   if (!could_win(twice, given.repeated_pairs_target)) return resolved;

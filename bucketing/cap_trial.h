@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "bucketing/bucketing_options.h"
 #include "bucketing/length_source.h"
@@ -57,10 +58,25 @@ bool larger_cap_wins(const TrialFigures& chosen, const TrialFigures& larger, dou
 // Its first half: whether `larger` can win at all (then the chosen cap is planned).
 bool could_win(const TrialFigures& larger, double pairs_limit);
 
+// Runs both tasks and returns once both are done, at once or one after the other.
+// bucketing/ has no threads of its own (DESIGN.md); a caller that has them passes a
+// runner (tools/ passes TBB's parallel_invoke). An exception from either task is
+// passed on.
+using RunBoth = std::function<void(const std::function<void()>&, const std::function<void()>&)>;
+
 struct CapTrialOptions {
   // The ranks and the seed of the run's first epoch.
   uint32_t world_size = 1;
   uint64_t seed = 0;
+  // Unset: twice the cap is planned first, and the chosen cap only when twice it could
+  // win (one plan fewer where it cannot). Set: both are planned through it, so at once
+  // where it has two threads, and where twice the cap cannot win the chosen cap's plan
+  // is spent work. The cap kept is the same either way. Both plans' windows are then
+  // held at once: `evenfeed plan` on 1.8 million sentences (quadratic, 64 ranks, 16,384
+  // tokens) took 25 s instead of 32 s, with a peak of 739 MB instead of 401 MB
+  // (BENCHMARKS.md). The trainer, whose ranks share a machine's cores and memory, plans
+  // them one at a time.
+  RunBoth run_both;
 };
 
 // `resolved` (resolve_automatic's result for `given`, the caller's options) with its

@@ -12,6 +12,8 @@
 #include <limits>
 #include <memory>
 
+#include <tbb/parallel_invoke.h>
+
 #include "bucketing/baselines.h"
 #include "bucketing/cap_trial.h"
 #include "bucketing/imbalance_bound.h"
@@ -187,8 +189,11 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   if (r.bucketing) {
     const BucketingOptions resolved = resolve_automatic(lengths, r.bucketing_options);
     estimated_cap = resolved.max_batch_size;
-    r.bucketing_options = trial_batch_cap(lengths, request.bucketing_options, resolved,
-                                          {.world_size = r.world_size, .seed = r.seed});
+    r.bucketing_options = trial_batch_cap(
+        lengths, request.bucketing_options, resolved,
+        {.world_size = r.world_size, .seed = r.seed, .run_both = [](const auto& a, const auto& b) {
+           tbb::parallel_invoke(a, b);
+         }});
   }
   // The mean as planned: after truncation, when samples are cut to the budget. The
   // fixed-batch baseline's batch size comes from it.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "bucketing/length_source.h"
@@ -103,6 +105,36 @@ TEST_F(LumpyTrial, KeepsTwiceTheCapWithTheNoiseChosenForIt) {
   EXPECT_EQ(out.window, resolved_.window);
   EXPECT_TRUE(out.max_batch_size_resolved);
   EXPECT_EQ(out.repeated_pairs_target, given_.repeated_pairs_target);
+}
+
+// Planned through a runner (both caps at once, on two threads here), the trial keeps
+// the cap it keeps one plan at a time: where twice the cap wins, and where a tighter
+// pairs target keeps it from winning (the chosen cap's plan then made for nothing).
+TEST_F(LumpyTrial, KeepsTheSameCapWhenBothArePlannedAtOnce) {
+  for (const double pairs_target : {given_.repeated_pairs_target, 0.02}) {
+    BucketingOptions given = given_;
+    given.repeated_pairs_target = pairs_target;
+    const BucketingOptions resolved = resolve_automatic(lengths_, given);
+    const BucketingOptions one_by_one =
+        trial_batch_cap(lengths_, given, resolved, {.world_size = 8, .seed = 0});
+    int runs = 0;
+    const RunBoth on_two_threads = [&runs](const std::function<void()>& a,
+                                           const std::function<void()>& b) {
+      ++runs;
+      std::thread other(a);
+      b();
+      other.join();
+    };
+    const BucketingOptions at_once = trial_batch_cap(
+        lengths_, given, resolved, {.world_size = 8, .seed = 0, .run_both = on_two_threads});
+    EXPECT_EQ(runs, 1);
+    EXPECT_EQ(at_once.max_batch_size, one_by_one.max_batch_size) << pairs_target;
+    EXPECT_EQ(at_once.noise_cap, one_by_one.noise_cap) << pairs_target;
+    if (pairs_target == given_.repeated_pairs_target)
+      EXPECT_EQ(at_once.max_batch_size, 2 * resolved.max_batch_size);
+    else
+      EXPECT_EQ(at_once.max_batch_size, resolved.max_batch_size);
+  }
 }
 
 // Where no trial is to be made the resolved options come back as they are, though here

@@ -4,7 +4,8 @@
 #   suite  the normal build (with CUDA when nvcc is found) and every test (build/)
 #   asan   a clang build with ASan+UBSan (and libFuzzer's coverage): every test again,
 #          then each parser fuzzed for EVENFEED_FUZZ_SECONDS (default 20) (build-asan/)
-#   tsan   the loader and communicator tests under ThreadSanitizer (build-tsan/)
+#   tsan   the loader and communicator tests, and the cap trial's two plans made at
+#          once, under ThreadSanitizer (build-tsan/)
 # EVENFEED_TEST_STAGES picks stages, e.g. EVENFEED_TEST_STAGES=suite for a quick run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,13 +43,14 @@ if [[ " $stages " == *" asan "* ]]; then
 fi
 
 if [[ " $stages " == *" tsan "* ]]; then
-  stage "tsan (loader and communicator tests)"
+  stage "tsan (loader and communicator tests, the cap trial's plans at once)"
   bash scripts/tsan-tbb.sh build-tsan-tbb  # oneTBB instrumented too (see that script)
   configure_sanitized build-tsan -DEVENFEED_TSAN=ON -DTBB_DIR="$PWD/build-tsan-tbb/lib/cmake/TBB"
   cmake --build build-tsan -j"$jobs" --target loader_tests comm_tests comm_fault_tests comm_fault_probe \
+    bucketing_tests \
     > build-tsan.build.log || { tail -40 build-tsan.build.log; exit 1; }
   export TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp"
   (cd build-tsan && ctest -j"$jobs" --output-on-failure --timeout 900 \
-    -R "^(Loader|ReadFaults|comm_mpi|CommunicatorFaults)")
+    -R "^(Loader|ReadFaults|comm_mpi|CommunicatorFaults|LumpyTrial\.KeepsTheSameCapWhenBothArePlannedAtOnce)")
 fi
 stage done

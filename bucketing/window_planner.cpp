@@ -26,18 +26,18 @@ WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_siz
       world_size_(world_size),
       seed_(seed),
       epoch_(epoch),
-      budget_(options.cost.budget(options.tokens_per_rank)),
-      cap_(options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap),
-      token_bound_(options.max_batch_tokens),
-      limits_{.cost = options.cost, .budget = budget_, .cap = cap_, .token_bound = token_bound_},
+      limits_{.cost = options.cost,
+              .budget = options.cost.budget(options.tokens_per_rank),
+              .cap = options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap,
+              .token_bound = options.max_batch_tokens},
       previous_(previous) {}
 
 // The most samples of `length` tokens one batch may hold: within the cost budget, the
 // token bound (max_batch_tokens) and the sample cap; at least one.
 uint64_t WindowPlanner::per_batch(uint64_t length) const {
-  const double fit = std::floor(budget_ / options_.cost.per_sample(length));
-  uint64_t most = std::min(static_cast<uint64_t>(fit), cap_);
-  if (token_bound_ > 0) most = std::min(most, token_bound_ / length);
+  const double fit = std::floor(limits_.budget / options_.cost.per_sample(length));
+  uint64_t most = std::min(static_cast<uint64_t>(fit), limits_.cap);
+  if (limits_.token_bound > 0) most = std::min(most, limits_.token_bound / length);
   return std::max<uint64_t>(most, 1);
 }
 
@@ -50,9 +50,10 @@ bool WindowPlanner::fits(uint64_t count, uint64_t longest) const {
 // and the integer grain: the budget, unless a token bound keeps short samples below it
 // (under the quadratic model, M (a + L) for a bound of M tokens).
 double WindowPlanner::reachable(uint64_t length) const {
-  if (token_bound_ == 0) return budget_;
-  return std::min(budget_, options_.cost.per_sample(length) * static_cast<double>(token_bound_) /
-                               static_cast<double>(length));
+  if (limits_.token_bound == 0) return limits_.budget;
+  return std::min(limits_.budget, options_.cost.per_sample(length) *
+                                      static_cast<double>(limits_.token_bound) /
+                                      static_cast<double>(length));
 }
 
 // A per-epoch hash of the id that breaks ties between equal lengths and keys.
@@ -233,7 +234,7 @@ size_t WindowPlanner::skip_unreachable(const std::vector<Entry>& fillers, size_t
 WindowPlanner::Span WindowPlanner::batch_below(const std::vector<Entry>& fillers, size_t end,
                                                double level) const {
   Span span{.begin = end};
-  while (span.begin > 0 && span.count < cap_) {
+  while (span.begin > 0 && span.count < limits_.cap) {
     const uint64_t longest = std::max(span.longest, fillers[span.begin - 1].length);
     const double cost = options_.cost.batch(span.count + 1, longest);
     if (span.count > 0 && (cost > level || !fits(span.count + 1, longest))) break;
@@ -314,7 +315,7 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
     largest = std::max(largest, options_.cost.per_sample(e.length));
   }
   // Bisection on the level: the cheapest level that needs no more than `slots` batches.
-  double lo = std::max(largest, total / static_cast<double>(slots)), hi = budget_;
+  double lo = std::max(largest, total / static_cast<double>(slots)), hi = limits_.budget;
   if (lo < hi) {
     const GreedySegments greedy = segments_of(entries);
     for (int iteration = 0; iteration < 60 && hi - lo > 1e-9 * hi; ++iteration) {
@@ -573,7 +574,7 @@ bool WindowPlanner::regroup_for_fillers(const std::vector<Batch>& batches,
     if (!bounded() || full_batch_cost(e.length) >= lowest)
       mass += options_.cost.per_sample(e.length);
   // Half a step at the budget is kept back for the window's end.
-  mass -= 0.5 * static_cast<double>(W) * budget_;
+  mass -= 0.5 * static_cast<double>(W) * limits_.budget;
   if (need <= mass) return false;
   if (!regroup) return true;
   std::vector<double> costs;
@@ -619,8 +620,8 @@ void WindowPlanner::plan_coarse(const std::vector<Entry>& coarse, std::vector<En
   // filler to find that out, once per group.
   double filler_reach = 0;
   for (const Entry& e : fillers) filler_reach = std::max(filler_reach, full_batch_cost(e.length));
-  work.fillers_short =
-      regroup_for_fillers(batches, fillers, bounded() ? filler_reach : budget_, regroup, groups);
+  work.fillers_short = regroup_for_fillers(
+      batches, fillers, bounded() ? filler_reach : limits_.budget, regroup, groups);
   // Levels only rise in this loop, so fillers found unreachable stay so: each search
   // starts where the last one found nothing (`unreachable`, meaningful when bounded).
   // They are set aside from the back of `fillers` as they are found, in reverse order,
@@ -656,7 +657,8 @@ void WindowPlanner::plan_fillers(std::vector<Entry> fillers, Work& work) const {
   const size_t W = world_size_;
   if (bounded()) {
     std::vector<Entry> full;
-    for (const Entry& e : fillers) (reaches_at_cap(e, budget_) ? full : work.capped).push_back(e);
+    for (const Entry& e : fillers)
+      (reaches_at_cap(e, limits_.budget) ? full : work.capped).push_back(e);
     fillers = std::move(full);
   }
   std::vector<Batch> batches = pack(fillers);

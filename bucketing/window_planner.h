@@ -142,7 +142,7 @@ class WindowPlanner {
   double reachable(uint64_t length) const;
   // Whether a sample cap or a token bound can keep batches of short samples from
   // reaching the budget.
-  bool bounded() const { return cap_ != UINT64_MAX || token_bound_ > 0; }
+  bool bounded() const { return limits_.cap != UINT64_MAX || limits_.token_bound > 0; }
   std::vector<Batch> pack(const std::vector<Entry>& entries) const;
   double full_batch_cost(uint64_t length) const;
   bool reaches_at_cap(const Entry& e, double level) const;
@@ -234,10 +234,8 @@ class WindowPlanner {
   uint32_t world_size_;
   uint64_t seed_;
   uint32_t epoch_;
-  double budget_;
-  uint64_t cap_;
-  uint64_t token_bound_;  // 0: none
-  BatchLimits limits_;    // the three above, for the greedy segments
+  // The cost budget, the sample cap (kNoBatchCap: none) and the token bound (0: none).
+  BatchLimits limits_;
   const EpochMates* previous_;
 };
 

@@ -26,7 +26,7 @@ std::optional<WindowPlanner::CappedFork> WindowPlanner::plan_capped(Work& work,
   std::vector<Entry>& capped = work.capped;
   std::optional<CappedFork> fork;
   while (!capped.empty()) {
-    const double first_level = batch_below(capped, capped.size(), budget_).cost;
+    const double first_level = batch_below(capped, capped.size(), limits_.budget).cost;
     const double level = choose_levels ? capped_level(capped, first_level) : first_level;
     if (level != first_level && !fork) fork = CappedFork{capped, work.apart.size()};
     std::vector<Batch> step{cut_to_level(capped, level, true)};

@@ -57,9 +57,10 @@ size_t WindowPlanner::final_step_count(std::vector<Entry>& entries) const {
   sort_by_key(entries);
   double total = 0;
   for (const Entry& e : entries) total += options_.cost.per_sample(e.length);
-  const double per_step = static_cast<double>(world_size_) * budget_;
+  const double per_step = static_cast<double>(world_size_) * limits_.budget;
   const size_t by_mass = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
-  const size_t by_segments = (segments_of(entries).count(budget_) + world_size_ - 1) / world_size_;
+  const size_t by_segments =
+      (segments_of(entries).count(limits_.budget) + world_size_ - 1) / world_size_;
   return std::max(by_mass, by_segments);
 }
 

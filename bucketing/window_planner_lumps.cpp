@@ -19,8 +19,8 @@ static constexpr size_t kMorePartnerSteps = 4;
 // The most a batch of two or more samples can cost under the token bound (the budget
 // when there is none): a sample costing more is a lump, matched only by other lumps.
 double WindowPlanner::lump_level() const {
-  if (token_bound_ == 0) return budget_;
-  return std::min(budget_, 2 * options_.cost.per_sample(token_bound_ / 2));
+  if (limits_.token_bound == 0) return limits_.budget;
+  return std::min(limits_.budget, 2 * options_.cost.per_sample(limits_.token_bound / 2));
 }
 
 // A lump: a sample longer than half the token bound, so alone in its batch, when a
@@ -28,7 +28,8 @@ double WindowPlanner::lump_level() const {
 // With `singletons`, also any sample too dear to share a batch with any other.
 bool WindowPlanner::is_lump(const Entry& e, bool singletons) const {
   if (singletons && per_batch(e.length) == 1) return true;
-  return token_bound_ > 0 && lump_level() < budget_ && e.length > token_bound_ / 2;
+  return limits_.token_bound > 0 && lump_level() < limits_.budget &&
+         e.length > limits_.token_bound / 2;
 }
 
 size_t WindowPlanner::lump_count(const std::vector<Entry>& entries, bool singletons) const {
@@ -122,7 +123,7 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_runs(
     if (runs && (!best || runs->worst < best->runs.worst))
       best = LumpPlacement{std::move(*runs), std::move(partners)};
   };
-  consider(segment_at(rest, budget_));
+  consider(segment_at(rest, limits_.budget));
   if (best && best->runs.worst <= kLevelEnough) return best;
   const size_t W = world_size_, fewest_steps = (lump_costs.size() + W - 1) / W;
   const size_t at_budget = best ? best->partners.size() : 0;
@@ -187,7 +188,7 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
   std::vector<Entry> left;
   for (size_t k = 0; k < rest.size(); ++k)
     if (!taken[k]) left.push_back(rest[k]);
-  for (Batch& b : segment_at(left, budget_)) placement.partners.push_back(std::move(b));
+  for (Batch& b : segment_at(left, limits_.budget)) placement.partners.push_back(std::move(b));
   return placement;
 }
 

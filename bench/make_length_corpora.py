@@ -16,8 +16,13 @@ Writes one length per line (whitespace-separated words per document) for:
                          documentation under ~/.rustup (when installed), tags, scripts and
                          styles stripped: many short index and redirect pages, a long tail
                          of reference pages, like crawled web text
+Held out (added 2026-12-04, never used for tuning), written only where installed:
+  java_sources.txt       .java files of the newest JDK's src.zip under /usr/lib/jvm
+  js_sources.txt         .js .mjs .cjs .ts files under /usr/lib/node_modules and
+                         /usr/share/nodejs: a small corpus (about a thousand files)
+  perl_sources.txt       .pm .pl .pod files of the Perl library: a small corpus
 Counts depend on what is installed; BENCHMARKS.md records the counts seen."""
-import glob, gzip, os, re, sys
+import glob, gzip, os, re, sys, zipfile
 
 
 def words(text):
@@ -96,13 +101,50 @@ def html_pages():
                         yield n
 
 
+def java_sources():
+    archives = sorted(glob.glob("/usr/lib/jvm/*/lib/src.zip"), key=os.path.realpath)
+    archives = [a for a in archives if os.path.exists(a)]
+    if not archives:
+        return
+    with zipfile.ZipFile(archives[-1]) as z:  # one JDK: several would repeat the classes
+        for name in z.namelist():
+            if name.endswith(".java"):
+                n = words(z.read(name).decode("utf-8", "replace"))
+                if n:
+                    yield n
+
+
+def files_under(roots, suffixes):
+    for root in roots:
+        for d, _, files in os.walk(root):
+            for f in files:
+                if f.endswith(suffixes):
+                    t = read(os.path.join(d, f))
+                    if t and words(t):
+                        yield words(t)
+
+
+def js_sources():
+    yield from files_under(["/usr/lib/node_modules", "/usr/share/nodejs"], (".js", ".mjs", ".cjs", ".ts"))
+
+
+def perl_sources():
+    roots = ["/usr/share/perl", "/usr/share/perl5"] + sorted(glob.glob("/usr/lib/x86_64-linux-gnu/perl*"))
+    yield from files_under(roots, (".pm", ".pl", ".pod"))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     for name, gen in (("code_files", code_files), ("doc_paragraphs", doc_paragraphs),
                       ("changelog_entries", changelog_entries), ("doc_sentences", doc_sentences),
-                      ("doc_files", doc_files), ("html_pages", html_pages)):
+                      ("doc_files", doc_files), ("html_pages", html_pages),
+                      ("java_sources", java_sources), ("js_sources", js_sources),
+                      ("perl_sources", perl_sources)):
         lengths = list(gen())
+        if not lengths:
+            print(f"{name}: none installed, not written")
+            continue
         with open(os.path.join(out, name + ".txt"), "w") as f:
             f.write("\n".join(map(str, lengths)) + "\n")
         s = sorted(lengths)

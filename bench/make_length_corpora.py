@@ -17,7 +17,8 @@ Writes one length per line (whitespace-separated words per document) for:
                          styles stripped: many short index and redirect pages, a long tail
                          of reference pages, like crawled web text
 Held out (added 2026-12-04, never used for tuning), written only where installed:
-  java_sources.txt       .java files of the newest JDK's src.zip under /usr/lib/jvm
+  java_sources.txt       .java files of one JDK's src.zip under /usr/lib/jvm (the last
+                         by resolved path, so several JDKs do not repeat the classes)
   js_sources.txt         .js .mjs .cjs .ts files under /usr/lib/node_modules and
                          /usr/share/nodejs: a small corpus (about a thousand files)
   perl_sources.txt       .pm .pl .pod files of the Perl library: a small corpus
@@ -37,15 +38,20 @@ def read(path):
         return None
 
 
-def code_files():
-    roots = ["/usr/include", "/usr/lib/python3"] + glob.glob("/usr/lib/python3.*") + glob.glob("/usr/share/cmake-*")
+def files_under(roots, suffixes):
+    """Words per file, for the files under `roots` whose names end in one of `suffixes`."""
     for root in roots:
         for d, _, files in os.walk(root):
             for f in files:
-                if f.endswith((".h", ".hpp", ".hh", ".hxx", ".py", ".cmake")):
-                    t = read(os.path.join(d, f))
-                    if t and words(t):
-                        yield words(t)
+                if f.endswith(suffixes):
+                    n = words(read(os.path.join(d, f)) or "")
+                    if n:
+                        yield n
+
+
+def code_files():
+    roots = ["/usr/include", "/usr/lib/python3"] + glob.glob("/usr/lib/python3.*") + glob.glob("/usr/share/cmake-*")
+    yield from files_under(roots, (".h", ".hpp", ".hh", ".hxx", ".py", ".cmake"))
 
 
 def doc_texts_paragraphs():
@@ -106,22 +112,12 @@ def java_sources():
     archives = [a for a in archives if os.path.exists(a)]
     if not archives:
         return
-    with zipfile.ZipFile(archives[-1]) as z:  # one JDK: several would repeat the classes
+    with zipfile.ZipFile(archives[-1]) as z:
         for name in z.namelist():
             if name.endswith(".java"):
                 n = words(z.read(name).decode("utf-8", "replace"))
                 if n:
                     yield n
-
-
-def files_under(roots, suffixes):
-    for root in roots:
-        for d, _, files in os.walk(root):
-            for f in files:
-                if f.endswith(suffixes):
-                    t = read(os.path.join(d, f))
-                    if t and words(t):
-                        yield words(t)
 
 
 def js_sources():

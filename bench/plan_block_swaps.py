@@ -2,8 +2,8 @@
 """What exchanging several whole batches at once between two steps could do.
 
   evenfeed plan --lengths FILE ... --epochs 2 --dump plan.jsonl
-  python3 bench/plan_block_swaps.py FILE plan.jsonl TOKENS_PER_RANK [--cost linear|quadratic]
-      [--a 2048]
+  python3 bench/plan_block_swaps.py FILE plan.jsonl --tokens T [--cost linear|quadratic]
+      [--quadratic-a 2048]
 
 The planner's level_by_swaps exchanges one batch at a time, each exchange lowering the
 larger max/mean of the two steps. A step whose lumps sit below a plateau of dearer
@@ -16,12 +16,12 @@ tenth of that gain (the planner's rule for more_level), and repeats until no exc
 helps. Batches keep their samples, so padding and pairs do not change. Prints the
 imbalance mean and p99 over the dump's steps before and after, the worst steps after,
 and the time: the sum over steps of the dearest batch (what every rank waits for),
-which an exchange that lifts a step to a plateau raises. Lengths longer than TOKENS_PER_RANK count as TOKENS_PER_RANK (--oversize
-truncate)."""
-import argparse
+which an exchange that lifts a step to a plateau raises. Lengths longer than --tokens
+count as --tokens (--oversize truncate)."""
 import collections
-import json
 import math
+
+from plan_dump import checked_dump_batches, lengths_cut_to_budget, per_sample_cost, plan_dump_parser
 
 
 def ratio(costs):
@@ -65,20 +65,12 @@ def p99(values):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("lengths")
-    parser.add_argument("dump")
-    parser.add_argument("tokens", type=int)
-    parser.add_argument("--cost", default="quadratic", choices=["linear", "quadratic"])
-    parser.add_argument("--a", type=float, default=2048.0)
-    args = parser.parse_args()
-    lengths = [min(int(x), args.tokens) for x in open(args.lengths)]
-    cost = (lambda l: l) if args.cost == "linear" else (lambda l: args.a * l + l * l)
+    args = plan_dump_parser(__doc__.splitlines()[0]).parse_args()
+    lengths = lengths_cut_to_budget(args, "plan_block_swaps")
+    per_sample = per_sample_cost(args.cost, args.quadratic_a)
     steps = collections.defaultdict(list)
-    for line in open(args.dump):
-        d = json.loads(line)
-        ls = [lengths[i] for i in d["samples"]]
-        steps[(d["epoch"], d["step"])].append(len(ls) * cost(max(ls)) if ls else 0.0)
+    for epoch, step, _, cost in checked_dump_batches(args, lengths, per_sample, "plan_block_swaps"):
+        steps[(epoch, step)].append(cost)
     before, after = [], []
     time_before = time_after = 0.0
     for epoch in sorted({e for e, _ in steps}):

@@ -12,23 +12,25 @@ weigh most; a sample cap that doubles them about doubles their pairs. Lengths lo
 than --truncate count as --truncate (as with `--oversize truncate`)."""
 import argparse
 import collections
-import json
+
+from plan_dump import checked_dump_batches, per_sample_cost, read_lengths
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("lengths")
     parser.add_argument("dump")
     parser.add_argument("--truncate", type=int, default=0)
     args = parser.parse_args()
-    lengths = [int(x) for x in open(args.lengths)]
-    if args.truncate:
-        lengths = [min(l, args.truncate) for l in lengths]
+    try:
+        lengths = read_lengths(args.lengths, args.truncate)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"plan_pairs_by_length: {error}; pass a lengths file, one integer a line")
     batches = collections.defaultdict(list)
-    for line in open(args.dump):
-        d = json.loads(line)
-        if d["samples"]:
-            batches[d["epoch"]].append(d["samples"])
+    for epoch, _, samples, _ in checked_dump_batches(args, lengths, per_sample_cost("linear"),
+                                                     "plan_pairs_by_length"):
+        if samples:
+            batches[epoch].append(samples)
     batch_next = {s: k for k, b in enumerate(batches[1]) for s in b}
     pairs, again = collections.Counter(), collections.Counter()
     for b in batches[0]:

@@ -5,12 +5,14 @@
 
 Columns: corpus (SOURCE's file name without extension), cost, W, the EXTRA values as
 given, steps per epoch (with --steps), padding, imbalance mean / p99 under the cost in
-use, lag-1, pairs again, and whether every target of issue 3 is met (padding <= 2%,
-imbalance mean <= 1.03 and p99 <= 1.10, |lag-1| <= 0.2, pairs <= 10%). With --verdict,
+use, lag-1, pairs again, and whether every target of issue 3 is met (plan_targets.py).
+With --verdict,
 only the last of those and the largest batch in padded tokens, as two cells."""
 import json
 import os
 import sys
+
+from plan_targets import meets_targets
 
 args = sys.argv[1:]
 source = args.pop(0)
@@ -20,8 +22,7 @@ extra = [a for a in args if a not in ("--steps", "--verdict")]
 j = json.load(sys.stdin)
 c, e = j["config"], j["evenfeed"]
 q = e["imbalance_" + c["cost"]]
-ok = (e["padding_waste"] <= 0.02 and q["mean"] <= 1.03 and q["p99"] <= 1.10 and
-      abs(e["lag1_batch_mean_length"]) <= 0.2 and e["repeated_pair_share"] <= 0.10)
+ok = meets_targets(j)
 if verdict:  # just two cells: every target met, and the largest batch in padded tokens
     print("%s | %d |" % ("yes" if ok else "no", e["largest_batch_tokens"]))
     sys.exit(0)

@@ -142,7 +142,7 @@ class WindowPlanner {
   double reachable(uint64_t length) const;
   // Whether a sample cap or a token bound can keep batches of short samples from
   // reaching the budget.
-  bool bounded() const { return limits_.cap != UINT64_MAX || limits_.token_bound > 0; }
+  bool bounded() const { return limits_.cap != kNoBatchCap || limits_.token_bound > 0; }
   std::vector<Batch> pack(const std::vector<Entry>& entries) const;
   double full_batch_cost(uint64_t length) const;
   bool reaches_at_cap(const Entry& e, double level) const;

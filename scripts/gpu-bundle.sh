@@ -11,7 +11,8 @@
 #   - Open MPI's launcher, daemon, plugins and help files, laid out under a prefix that
 #     OPAL_PREFIX relocates;
 #   - libevenfeed_cuda.a, for cuobjdump to list the GPU code built into it;
-#   - scripts/gpu-check.sh, which runs every check there.
+#   - scripts/gpu-check.sh, which runs every check there, and the PyTorch anchor it runs
+#     where that machine's python3 has torch (bench/gpu_train_vs_torch.sh, torch_ddp_train.py).
 #
 #   scripts/gpu-bundle.sh [BUILD_DIR] [ARCHIVE]     (defaults: build, .gpu/bundle.tar.xz)
 #
@@ -56,6 +57,8 @@ copy_libraries "$ompi/bin/orterun" "$ompi/bin/orted" "$ompi"/lib/x86_64-linux-gn
 
 cp "$build/cuda/libevenfeed_cuda.a" "$root/lib/"
 cp "$(dirname "$0")/gpu-check.sh" "$root/"
+mkdir -p "$root/bench"
+cp "$(dirname "$0")/../bench/gpu_train_vs_torch.sh" "$(dirname "$0")/../bench/torch_ddp_train.py" "$root/bench/"
 mkdir -p "$(dirname "$archive")"
 tar -C "$stage" -cJf "$archive" evenfeed-gpu
 echo "gpu-bundle: $archive ($(du -h "$archive" | cut -f1))"

@@ -3,16 +3,21 @@
 # archive was unpacked (this script lies in the unpacked folder). Writes one file per
 # check into OUT_DIR and a summary line per check to stdout; exits non-zero if any
 # check failed.
-#   gpu-check.sh OUT_DIR
+#   gpu-check.sh OUT_DIR [CHECK...]     (names: only those checks run)
+# Environment: TORCH_REPEATS (PyTorch comparisons, default 2), and IMAGES and
+# TORCH_TIMEOUT, passed on to bench/gpu_train_vs_torch.sh.
 # Checks: the GPU tests (normalise kernel against its CPU reference, device feeder,
 # device info), the trainer's GPU path against its CPU reference (gpu_trainer_tests)
 # and the NCCL communicator tests (1 rank per GPU, so -np 1 on a one-GPU machine);
 # `evenfeed doctor`; host-to-device bandwidth, pinned against pageable; NCCL all-reduce
-# bandwidth; `evenfeed train` on the GPU against the CPU on the same data; the GPU code
-# built into libevenfeed_cuda.a (cuobjdump).
+# bandwidth; `evenfeed train` on the GPU against the CPU on the same data, and against
+# PyTorch on the same GPU where this machine's python3 has torch and torchvision
+# (bench/gpu_train_vs_torch.sh); the GPU code built into libevenfeed_cuda.a (cuobjdump).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:?usage: gpu-check.sh OUT_DIR}
+out=${1:?usage: gpu-check.sh OUT_DIR [CHECK...]}
+shift
+only=" $* "
 mkdir -p "$out"
 
 # NCCL comes from the machine: CUDA's own folders, or the nvidia-nccl wheel of its Python.
@@ -21,14 +26,19 @@ nccl=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu 
 # cuBLAS too (loaded with dlopen by the GPU models): CUDA's lib64 or the nvidia-cublas wheel.
 cublas=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu /opt /usr/local/lib \
            -name 'libcublas.so.13' 2>/dev/null | head -1)
+# Python (the PyTorch anchor) keeps the machine's own library path: the bundle's
+# libraries are for our binaries, and an older libstdc++ among them could break torch.
+export PYTHON_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 export LD_LIBRARY_PATH="$here/lib${nccl:+:$(dirname "$nccl")}${cublas:+:$(dirname "$cublas")}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPAL_PREFIX=$here/ompi PATH=$here/ompi/bin:$here/bin:$PATH
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 # Tests that run the evenfeed command find it here, not at the build's path.
 export EVENFEED_BIN=$here/bin/evenfeed
 failed=0
+wanted() { [ "$only" = "  " ] || [[ $only == *" $1 "* ]]; }
 check() {  # check NAME COMMAND...: runs it, keeps its output, prints one line
   local name=$1; shift
+  wanted "$name" || return 0
   local start=$SECONDS
   if "$@" > "$out/$name.txt" 2>&1; then
     echo "OK      $name ($((SECONDS - start)) s)"
@@ -67,6 +77,11 @@ train_check() {
   rm -rf "$data"
 }
 check train_gpu_vs_cpu train_check
+if LD_LIBRARY_PATH=$PYTHON_LD_LIBRARY_PATH python3 -c 'import torch, torchvision' 2>/dev/null; then
+  check train_vs_torch "$here/bench/gpu_train_vs_torch.sh" "$(mktemp -d)" "${TORCH_REPEATS:-2}"
+elif wanted train_vs_torch; then
+  echo "SKIPPED train_vs_torch: this machine's python3 has no torch and torchvision"
+fi
 check cuobjdump bash -c "cuobjdump --list-elf '$here/lib/libevenfeed_cuda.a' &&
                          cuobjdump --list-ptx '$here/lib/libevenfeed_cuda.a'"
 # A GPU test that skips is not a pass: say so.

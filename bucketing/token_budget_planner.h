@@ -55,8 +55,11 @@ namespace evenfeed {
 // shortened no step: level_by_moves.h; after a6e1466), 22 since `evenfeed plan` and the
 // trainer try twice the automatic sample cap on the first two epochs and keep it where
 // it plans faster within every target (BucketingOptions::cap_trial, cap_trial.h; after
-// e27824c).
-inline constexpr int kTokenBudgetPlanRevision = 22;
+// e27824c), 23 since a window's end is also made with the awkward band (samples that
+// make batches of at most two, under 0.95 of the budget) placed as lumps, kept where it
+// is more level, as quick as any end tried and no more steps
+// (FinishWay::awkward_as_lumps).
+inline constexpr int kTokenBudgetPlanRevision = 23;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

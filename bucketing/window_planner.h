@@ -198,8 +198,8 @@ class WindowPlanner {
                                                 const std::optional<PieceCut>& cut) const;
   std::vector<std::vector<size_t>> fluid_pieces_in_order(const std::vector<Entry>& rest,
                                                          const FluidRuns& runs) const;
-  bool is_lump(const Entry& e, bool singletons) const;
-  size_t lump_count(const std::vector<Entry>& entries, bool singletons) const;
+  bool is_lump(const Entry& e, bool singletons, bool awkward = false) const;
+  size_t lump_count(const std::vector<Entry>& entries, bool singletons, bool awkward = false) const;
   void take_back_partners(std::vector<Planned>& planned, std::vector<Entry>& leftover) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
   size_t segment_end(const std::vector<Entry>& entries, size_t begin, double level,

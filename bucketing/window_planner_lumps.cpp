@@ -23,18 +23,29 @@ double WindowPlanner::lump_level() const {
   return std::min(limits_.budget, 2 * options_.cost.per_sample(limits_.token_bound / 2));
 }
 
+// The awkward band's pairs cost less than this share of the budget (FinishWay).
+static constexpr double kAwkwardPairShare = 0.95;
+
 // A lump: a sample longer than half the token bound, so alone in its batch, when a
 // batch of two or more samples cannot reach the budget (a superlinear cost model).
-// With `singletons`, also any sample too dear to share a batch with any other.
-bool WindowPlanner::is_lump(const Entry& e, bool singletons) const {
-  if (singletons && per_batch(e.length) == 1) return true;
+// With `singletons`, also any sample too dear to share a batch with any other; with
+// `awkward`, also any that makes batches of at most two that stay under
+// kAwkwardPairShare of the budget.
+bool WindowPlanner::is_lump(const Entry& e, bool singletons, bool awkward) const {
+  const uint64_t most = per_batch(e.length);
+  if (singletons && most == 1) return true;
+  if (awkward && most == 2 &&
+      2 * options_.cost.per_sample(e.length) < kAwkwardPairShare * limits_.budget)
+    return true;
   return limits_.token_bound > 0 && lump_level() < limits_.budget &&
          e.length > limits_.token_bound / 2;
 }
 
-size_t WindowPlanner::lump_count(const std::vector<Entry>& entries, bool singletons) const {
-  return static_cast<size_t>(std::count_if(entries.begin(), entries.end(),
-                                           [&](const Entry& e) { return is_lump(e, singletons); }));
+size_t WindowPlanner::lump_count(const std::vector<Entry>& entries, bool singletons,
+                                 bool awkward) const {
+  return static_cast<size_t>(std::count_if(entries.begin(), entries.end(), [&](const Entry& e) {
+    return is_lump(e, singletons, awkward);
+  }));
 }
 
 // Moves into `leftover` the planned steps whose dearest batch costs at least half the
@@ -58,7 +69,8 @@ void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
 std::vector<WindowPlanner::Planned> WindowPlanner::place_lumps(std::vector<Entry>& leftover,
                                                                const FinishWay& way) const {
   std::vector<Entry> lumps, rest;
-  for (const Entry& e : leftover) (is_lump(e, way.singletons_as_lumps) ? lumps : rest).push_back(e);
+  for (const Entry& e : leftover)
+    (is_lump(e, way.singletons_as_lumps, way.awkward_as_lumps) ? lumps : rest).push_back(e);
   if (lumps.empty() || lumps.size() > kMostLumpsPlaced) return {};
   std::sort(lumps.begin(), lumps.end(), [](const Entry& a, const Entry& b) {
     return a.length != b.length ? a.length > b.length : by_key(a, b);

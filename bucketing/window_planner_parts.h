@@ -94,6 +94,12 @@ struct WindowPlanner::FinishWay {
   // Place samples that no other sample can share a batch with (more than half the
   // budget's cost alone) as lumps, like those of a token bound (place_lumps).
   bool singletons_as_lumps = false;
+  // With singletons_as_lumps, also place the awkward band as lumps, each alone: samples
+  // that make batches of at most two whose pairs stay under kAwkwardPairShare of the
+  // budget (is_lump). Paired, they are the dearest partners a lump's step can take,
+  // yet each leaves its rank idle for a quarter of the step; alone, a run of them can
+  // make a step of its own at their level.
+  bool awkward_as_lumps = false;
   // Complete the lumps' steps with partners cut to measure (place_fluid_runs) rather
   // than at the budget or evenly (place_runs).
   bool partners_to_measure = false;

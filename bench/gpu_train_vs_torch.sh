@@ -19,7 +19,7 @@ repeats=${2:-2}
 ef=${EVENFEED_BIN:-$here/../build/evenfeed}
 cores=$(nproc)
 # gpu-check.sh points LD_LIBRARY_PATH at the bundle's libraries; Python keeps the machine's.
-py() { LD_LIBRARY_PATH=${PYTHON_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:-}} python3 "$@"; }
+python_libs=${PYTHON_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:-}}
 images=${IMAGES:-20000}
 mkdir -p "$work"
 say() { echo "$(date +%T) $*" >&2; }
@@ -35,7 +35,7 @@ for i in $(seq "$repeats"); do
   rm -f "$work/log.jsonl"
   $ef -q train --device gpu --data "$work/data" --eval-data "$work/heldout_data" --epochs 3 \
     --batch-size 256 --hidden 1024 --image-size 32 --log "$work/log.jsonl" --json > "$work/ef.json"
-  py - "$work" <<'PY'
+  LD_LIBRARY_PATH=$python_libs python3 - "$work" <<'PY'
 import json, sys
 w = sys.argv[1]
 r = json.load(open(f"{w}/ef.json"))
@@ -47,7 +47,7 @@ print(json.dumps({"planner": "evenfeed", "samples_per_sec": samples / secs,
                   "bound": r["bound"], "wait": r["ranks"][0]["wait"], "step": r["ranks"][0]["step"]}))
 PY
   say "PyTorch, run $i"
-  LD_LIBRARY_PATH=${PYTHON_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:-}} PYTHONFAULTHANDLER=1 \
-    timeout -s ABRT "${TORCH_TIMEOUT:-600}" python3 "$here/torch_ddp_train.py" "$work/images" --eval "$work/heldout" --device cuda \
+  LD_LIBRARY_PATH=$python_libs PYTHONFAULTHANDLER=1 timeout -s ABRT "${TORCH_TIMEOUT:-600}" \
+    python3 "$here/torch_ddp_train.py" "$work/images" --eval "$work/heldout" --device cuda \
     --ranks 1 --epochs 3 --batch-size 256 --hidden 1024 --size 32 --workers "$cores"
 done

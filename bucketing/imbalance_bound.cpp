@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace evenfeed {
@@ -11,9 +13,6 @@ namespace {
 // from below by least_over_steps' envelope: keeps the bound's time linear in the lumps'
 // distinct lengths on any corpus.
 constexpr uint64_t kStepsSearched = 4096;
-// The most partner lengths tried under a token bound before the rest is bounded from
-// above at once (partner_cap).
-constexpr uint64_t kPartnerLengthsWalked = 1 << 20;
 
 // The lumps, dearest first, as groups of one cost: the sum of the j dearest in
 // O(log groups).
@@ -35,46 +34,87 @@ class LumpPrefix {
   double cost_at(uint64_t i) const {
     return cost_[std::lower_bound(count_.begin(), count_.end(), i) - count_.begin()];
   }
-  // How many lumps cost more than `c`.
-  uint64_t dearer_than(double c) const {
-    uint64_t n = 0;
-    for (size_t g = 0; g < cost_.size() && cost_[g] > c; ++g) n = count_[g];
-    return n;
-  }
 
  private:
   std::vector<uint64_t> count_;
   std::vector<double> sum_, cost_;
 };
 
+// The fluid samples' reaches (what a batch headed by each can cost at most), largest
+// first, as groups of one value: the sum of the k largest in O(log groups).
+class ReachPrefix {
+ public:
+  explicit ReachPrefix(std::vector<std::pair<double, uint64_t>> groups) {
+    std::sort(groups.begin(), groups.end(), std::greater<>());
+    for (const auto& [reach, count] : groups) {
+      count_.push_back((count_.empty() ? 0 : count_.back()) + count);
+      sum_.push_back((sum_.empty() ? 0 : sum_.back()) + static_cast<double>(count) * reach);
+      reach_.push_back(reach);
+    }
+  }
+  double largest() const { return reach_.empty() ? 0 : reach_.front(); }
+  // The sum of the k largest (all of them when there are fewer).
+  double top(uint64_t k) const {
+    if (k == 0 || count_.empty()) return 0;
+    if (k >= count_.back()) return sum_.back();
+    const size_t g = std::lower_bound(count_.begin(), count_.end(), k) - count_.begin();
+    const uint64_t before = g == 0 ? 0 : count_[g - 1];
+    return (g == 0 ? 0 : sum_[g - 1]) + static_cast<double>(k - before) * reach_[g];
+  }
+  // The k-th largest (k >= 1; 0 past the last).
+  double at(uint64_t k) const {
+    if (count_.empty() || k > count_.back()) return 0;
+    return reach_[std::lower_bound(count_.begin(), count_.end(), k) - count_.begin()];
+  }
+
+ private:
+  std::vector<uint64_t> count_;
+  std::vector<double> sum_, reach_;
+};
+
+// The least j in [lo, hi] where `holds` (false, then true, as j grows), or hi + 1.
+template <typename Predicate>
+uint64_t first_where(uint64_t lo, uint64_t hi, Predicate holds) {
+  while (lo <= hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (holds(mid)) {
+      if (mid == 0) return 0;
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
 // What the s steps holding the t dearest lumps can hold at most: j lumps (the t and
-// the dearest others, t <= j <= min(s W, lumps)) and fluid up to all of it (`fluid`) and
-// up to `partner` a rank on the other s W - j ranks. Over j this rises while the fluid
-// is not all taken, then while the next lump is dearer than a partner, then falls: so
-// the most is at one of those turns, or an end.
+// the dearest others, t <= j <= min(s W, lumps)), and on the other s W - j ranks the
+// fluid, at most all of it (`fluid`) and at most the s W - j largest reaches. Over j
+// this rises while the reaches exceed the fluid (all of it is held, and another lump
+// adds), then while the next lump is dearer than the least reach it displaces, and
+// then falls (the lumps get cheaper, the reaches displaced dearer): so the most is at
+// one of those turns, or an end.
 struct StepsContent {
   const LumpPrefix& lumps;
+  const ReachPrefix& reaches;
   uint64_t ranks;
-  double fluid, partner;
-  uint64_t lumps_dearer_than_partner;
+  double fluid;
+  // The most a rank without a lump can hold: the largest reach.
+  double partner;
 
   double at(uint64_t s, uint64_t j) const {
-    const double room = static_cast<double>(s * ranks - j) * partner;
-    return lumps.top(j) + std::min(fluid, room);
+    return lumps.top(j) + std::min(fluid, reaches.top(s * ranks - j));
   }
   double most(uint64_t s, uint64_t t) const {
     const uint64_t lo = t, hi = std::min<uint64_t>(s * ranks, lumps.size());
-    auto clamp = [&](double j) {
-      return static_cast<uint64_t>(std::clamp(j, static_cast<double>(lo), static_cast<double>(hi)));
-    };
-    // Where the partners' room falls to the fluid left: s W - fluid / partner lumps.
-    const double all_fluid = partner > 0 ? static_cast<double>(s * ranks) - fluid / partner : -1;
+    if (lo >= hi) return at(s, lo);
+    const uint64_t all_fluid =
+        first_where(lo, hi, [&](uint64_t j) { return reaches.top(s * ranks - j) <= fluid; });
+    const uint64_t falling = first_where(
+        lo, hi - 1, [&](uint64_t j) { return lumps.cost_at(j + 1) <= reaches.at(s * ranks - j); });
     double best = std::max(at(s, lo), at(s, hi));
-    for (double j :
-         {std::floor(all_fluid), std::ceil(all_fluid),
-          static_cast<double>(lumps_dearer_than_partner),
-          std::max(std::ceil(all_fluid), static_cast<double>(lumps_dearer_than_partner))})
-      best = std::max(best, at(s, clamp(j)));
+    for (uint64_t j : {all_fluid, all_fluid - 1, falling, std::max(all_fluid, falling)})
+      if (j >= lo && j <= hi) best = std::max(best, at(s, j));
     return best;
   }
 };
@@ -138,6 +178,7 @@ void ImbalanceBound::add(uint64_t length) {
   } else {
     fluid_cost_ += cost(length);
     longest_fluid_ = std::max(longest_fluid_, length);
+    ++fluid_lengths_[length];
   }
 }
 
@@ -153,36 +194,34 @@ double ImbalanceBound::fluid_with_padding() const {
   return fluid_cost_ + padded_tokens * per_padded_token / budget_;
 }
 
-// The dearest batch without a lump: the budget, or under a token bound M, n samples
-// padded to L, n <= M / L, L no longer than the longest fluid sample. Walking L down
-// from there, (M / L) c(L) bounds what any shorter L can cost and falls with L (M (a + L)
-// under quadratic cost), so the walk stops once it cannot beat the most found.
-double ImbalanceBound::partner_cap() const {
-  if (longest_fluid_ == 0) return 0;
-  const uint64_t bound = options_.max_batch_tokens;
-  if (bound == 0) return 1;
-  auto exact = [&](uint64_t l) { return static_cast<double>(bound / l) * cost(l); };
-  auto above = [&](uint64_t l) { return static_cast<double>(bound) / l * cost(l); };
-  double most = 0;
-  uint64_t walked = 0;
-  for (uint64_t l = longest_fluid_; l >= 1 && most < 1 && above(l) > most; --l) {
-    if (++walked > kPartnerLengthsWalked) return std::min(1.0, std::max(most, above(l)));
-    most = std::max(most, exact(l));
-  }
-  return std::min(1.0, most);
+// What a batch whose longest sample has `length` tokens can cost at most: n samples
+// padded to it, n within the budget (n c <= 1), the sample cap and the token bound.
+double ImbalanceBound::reach(uint64_t length) const {
+  const double c = cost(length);
+  // The budget's own n, with a hair of slack so that c = 1 / k gives k.
+  uint64_t n = std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(1 / c + 1e-9)));
+  if (options_.max_batch_size > 0) n = std::min(n, options_.max_batch_size);
+  if (options_.max_batch_tokens > 0)
+    n = std::min(n, std::max<uint64_t>(1, options_.max_batch_tokens / length));
+  return std::min(1.0, static_cast<double>(n) * c);
 }
 
 double ImbalanceBound::worst_step() const {
   if (tokens_ == 0) return 1;
   const uint64_t ranks = std::max<uint32_t>(1, options_.world_size);
-  const double fluid = fluid_with_padding(), partner = partner_cap();
-  // With no lumps, the step of the dearest sample: all the fluid at most, W partners.
+  const double fluid = fluid_with_padding();
+  std::vector<std::pair<double, uint64_t>> reach_groups;
+  for (const auto& [length, count] : fluid_lengths_)
+    reach_groups.emplace_back(reach(length), count);
+  const ReachPrefix reaches(std::move(reach_groups));
+  // With no lumps, the step of the dearest sample: all the fluid at most, and no more
+  // than W heads can reach.
   if (lump_count_ == 0)
     return std::max(1.0, static_cast<double>(ranks) * cost(longest_fluid_) /
-                             std::min(fluid, static_cast<double>(ranks) * partner));
+                             std::min(fluid, reaches.top(ranks)));
   LumpPrefix lumps;
   for (const auto& [length, count] : lumps_) lumps.add_group(cost(length), count);
-  const StepsContent content{lumps, ranks, fluid, partner, lumps.dearer_than(partner)};
+  const StepsContent content{lumps, reaches, ranks, fluid, reaches.largest()};
   // The steps holding the t dearest lumps: at least j of them hold one of the
   // (j - 1) W + 1 dearest (a step holds W lumps at most), so the j-th dearest step's
   // dearest batch costs at least that lump, c_((j-1) W + 1). `heads` sums these for

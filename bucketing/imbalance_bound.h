@@ -25,8 +25,18 @@
 // than the t-th, as documents cut to the budget beside the lengths just over half a
 // token bound.) With no lumps, t = 1 and the dearest sample play the same part.
 //
-// It ignores sample caps and that fluid samples are indivisible, so real plans can be
-// further from level than this; it is a bound, not an estimate.
+// What a rank without a lump can hold is bounded too, by its batch's longest sample: a
+// batch whose longest sample costs c holds at most n = 1 / c samples (the budget), fewer
+// under a sample cap or a token bound, so it costs at most its head's reach n c. The
+// s W - j ranks of those steps that hold no lump each have a head of their own, so
+// together they hold at most the s W - j largest reaches of the fluid samples. (Until
+// 2026-12-04 every such rank was allowed the largest reach any fluid length could have:
+// under a token bound that is the longest fluid sample's, though a corpus of sentences
+// has few of those.)
+//
+// It ignores that fluid samples are indivisible, and sample caps other than one the
+// user sets, so real plans can be further from level than this; it is a bound, not an
+// estimate.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +53,9 @@ struct ImbalanceBoundOptions {
   // A token bound (BucketingOptions::max_batch_tokens; 0: none): samples longer than
   // half of it are lumps too.
   uint64_t max_batch_tokens = 0;
+  // A sample cap every plan keeps (0: none): the cap a user sets, not one a planner
+  // chooses.
+  uint64_t max_batch_size = 0;
   // The padding share (padded slots over all slots) the plans bounded may have: the more
   // padding, the more a plan can raise its light batches' costs. The report passes the
   // padding target, 2%.
@@ -66,7 +79,7 @@ class ImbalanceBound {
   // In budgets: one budget is the cost of one sample of tokens_per_rank tokens.
   double cost(uint64_t length) const;
   double fluid_with_padding() const;
-  double partner_cap() const;
+  double reach(uint64_t length) const;
 
   ImbalanceBoundOptions options_;
   double budget_;
@@ -75,6 +88,7 @@ class ImbalanceBound {
   double fluid_cost_ = 0;  // in budgets
   double tokens_ = 0;      // every sample's tokens, lumps' too
   uint64_t longest_fluid_ = 0;
+  std::map<uint64_t, uint64_t> fluid_lengths_;  // length -> count
 };
 
 }  // namespace evenfeed

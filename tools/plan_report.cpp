@@ -203,6 +203,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                         .tokens_per_rank = r.bucketing_options.tokens_per_rank,
                         .cost = r.bucketing_options.cost,
                         .max_batch_tokens = r.bucketing_options.max_batch_tokens,
+                        .max_batch_size = request.bucketing_options.max_batch_size,
                         .padding_share = kPaddingTarget});
   for (uint64_t id = 0; id < measured.size(); ++id) {
     const uint64_t length = measured.length(id);

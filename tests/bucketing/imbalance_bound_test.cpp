@@ -147,6 +147,32 @@ TEST(ImbalanceBound, ATokenBoundCapsWhatAPartnerCosts) {
   EXPECT_NEAR(plan.imbalance(CostKind::kQuadratic).max, 2 / (1 + partner), 1e-9);
 }
 
+TEST(ImbalanceBound, EachPartnerRankHoldsNoMoreThanItsOwnLongestSampleReaches) {
+  // Under a token bound of 1,000 at 1,000 tokens, quadratic, four ranks: one lump, one
+  // 500-token sample (two of them fit the bound: 0.836 of the budget) and many 10-token
+  // ones (a hundred fit: 0.675). The lump's three partners have three heads of their own,
+  // and only one can be the 500-token sample: 4 / (1 + 0.836 + 2 x 0.675), as the plan
+  // {lump} {500, 10} {10 x 100} {10 x 100} makes it. Allowing every partner the longest
+  // fluid sample's reach, the bound was 4 / (1 + 3 x 0.836).
+  std::vector<uint64_t> lengths{1000, 500};
+  lengths.resize(5002, 10);
+  ImbalanceBoundOptions o = options_for(4, 1000, CostKind::kQuadratic, 0.02);
+  o.max_batch_tokens = 1000;
+  auto c = [&](uint64_t l) { return o.cost.per_sample(l) / o.cost.budget(1000); };
+  EXPECT_NEAR(bound_of(lengths, o), 4 / (1 + 2 * c(500) + 2 * 100 * c(10)), 1e-12);
+}
+
+TEST(ImbalanceBound, ASampleCapTheUserSetsCapsWhatAPartnerCosts) {
+  // One sample at the budget and plenty of 10-token ones at two ranks, linear cost: with
+  // no cap a partner of a hundred reaches the budget; capped at 64, 0.64 of it.
+  std::vector<uint64_t> lengths{1000};
+  lengths.resize(5001, 10);
+  ImbalanceBoundOptions o = options_for(2, 1000, CostKind::kLinear, 0.02);
+  EXPECT_NEAR(bound_of(lengths, o), 1.0, 1e-12);
+  o.max_batch_size = 64;
+  EXPECT_NEAR(bound_of(lengths, o), 2 / (1 + 0.64), 1e-12);
+}
+
 // Heavy-tailed lengths in [1, budget]: log-normal around `median`, a share at the budget.
 std::vector<uint64_t> heavy_tailed(uint64_t n, uint64_t seed, uint64_t median, uint64_t budget) {
   std::vector<uint64_t> out(n);
@@ -174,12 +200,14 @@ TEST(ImbalanceBound, NoPlanIsMoreLevelThanTheBoundAtItsOwnPadding) {
       o.tokens_per_rank = 4096;
       o.cost.kind = kind;
       o.max_batch_tokens = seed % 2 == 0 ? 4096 : 0;
+      o.max_batch_size = seed % 3 == 2 ? 32 : 0;  // a cap the user sets
       const PlanMetrics ours = measure(source, TokenBudgetPlanner(source, o, world, {seed, 0, {}}));
       // The sorted baseline packs n x longest <= the budget: a token bound of 4,096.
       const PlanMetrics sorted = measure(source, SortedBudgetPlanner(source, 4096, world, seed, 0));
       for (const PlanMetrics* plan : {&ours, &sorted}) {
         ImbalanceBoundOptions bo = options_for(world, 4096, kind, plan->padding_waste());
         bo.max_batch_tokens = plan == &sorted ? 4096 : o.max_batch_tokens;
+        bo.max_batch_size = plan == &sorted ? 0 : o.max_batch_size;
         const double bound = bound_of(lengths, bo);
         SCOPED_TRACE(testing::Message() << "seed " << seed << " n " << n << " W " << world
                                         << " quadratic " << (kind == CostKind::kQuadratic));

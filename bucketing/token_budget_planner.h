@@ -58,8 +58,10 @@ namespace evenfeed {
 // e27824c), 23 since a window's end is also made with the awkward band (samples that
 // make batches of at most two, under 0.95 of the budget) placed as lumps, kept where it
 // is more level, as quick as any end tried and no more steps
-// (FinishWay::awkward_as_lumps).
-inline constexpr int kTokenBudgetPlanRevision = 23;
+// (FinishWay::awkward_as_lumps, after 39bcc5b), 24 since a window's end that is not
+// more level is kept still where it is at least 2% quicker and nearly as level
+// (finish_level's kQuickerShare).
+inline constexpr int kTokenBudgetPlanRevision = 24;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

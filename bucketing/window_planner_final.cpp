@@ -390,18 +390,8 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
         {.singletons_as_lumps = true, .awkward_as_lumps = true, .partners_to_measure = true});
     with_piece_cuts(others, first);
   }
-  // How long steps take: each as long as its dearest batch.
-  auto time_of = [](const std::vector<Planned>& steps) {
-    double time = 0;
-    for (const Planned& step : steps) {
-      double dearest = 0;
-      for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
-      time += dearest;
-    }
-    return time;
-  };
   const double most_padding = std::max(padding_share(best), options_.padding_guard);
-  double fastest = time_of(best);
+  double fastest = duration(best);
   for (const FinishWay& way : others) {
     std::vector<Planned> steps = finished(work, way);
     if (way.capped_rejoin && padding_share(steps) > most_padding) continue;
@@ -414,10 +404,9 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     // kept for a level worst step beside a quicker end less level by 0.001, it won
     // over the window's quieter plan, 7% quicker (Debian changelog entries, 32,768
     // tokens, seed 1: useful share 93.41% -> 90.24%).
-    const double time = time_of(steps);
-    const bool quicker = !way.awkward_as_lumps && time < (1 - kQuickerShare) * time_of(best) &&
-                         level.worst <= best_level.worst + kWorstSlack &&
-                         level.mean <= best_level.mean + kMeanSlack;
+    const double time = duration(steps);
+    const bool quicker =
+        !way.awkward_as_lumps && quicker_nearly_as_level(steps, level, best, best_level);
     const bool more_level_as_quick =
         more_level(level, best_level) &&
         (!way.awkward_as_lumps || (time <= fastest && steps.size() <= best.size()));
@@ -429,6 +418,27 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     }
   }
   return best;
+}
+
+// How long `steps` take: each as long as its dearest batch.
+double WindowPlanner::duration(const std::vector<Planned>& steps) {
+  double time = 0;
+  for (const Planned& step : steps) {
+    double dearest = 0;
+    for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
+    time += dearest;
+  }
+  return time;
+}
+
+// Whether steps `a` (at `a_level`) take at most 1 - kQuickerShare of the time steps `b`
+// take, and are nearly as level (kWorstSlack, kMeanSlack).
+bool WindowPlanner::quicker_nearly_as_level(const std::vector<Planned>& a,
+                                            const StepsLevel& a_level,
+                                            const std::vector<Planned>& b,
+                                            const StepsLevel& b_level) {
+  return duration(a) < (1 - kQuickerShare) * duration(b) &&
+         a_level.worst <= b_level.worst + kWorstSlack && a_level.mean <= b_level.mean + kMeanSlack;
 }
 
 // How level `steps` are: max/mean of the worst, and the mean over steps.

@@ -178,6 +178,7 @@ void ImbalanceBound::add(uint64_t length) {
   } else {
     fluid_cost_ += cost(length);
     longest_fluid_ = std::max(longest_fluid_, length);
+    if (fluid_lengths_.size() <= length) fluid_lengths_.resize(length + 1, 0);
     ++fluid_lengths_[length];
   }
 }
@@ -211,8 +212,9 @@ double ImbalanceBound::worst_step() const {
   const uint64_t ranks = std::max<uint32_t>(1, options_.world_size);
   const double fluid = fluid_with_padding();
   std::vector<std::pair<double, uint64_t>> reach_groups;
-  for (const auto& [length, count] : fluid_lengths_)
-    reach_groups.emplace_back(reach(length), count);
+  for (uint64_t length = 1; length < fluid_lengths_.size(); ++length)
+    if (fluid_lengths_[length] > 0)
+      reach_groups.emplace_back(reach(length), fluid_lengths_[length]);
   const ReachPrefix reaches(std::move(reach_groups));
   // With no lumps, the step of the dearest sample: all the fluid at most, and no more
   // than W heads can reach.

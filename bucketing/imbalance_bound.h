@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "bucketing/cost_model.h"
 
@@ -88,7 +89,9 @@ class ImbalanceBound {
   double fluid_cost_ = 0;  // in budgets
   double tokens_ = 0;      // every sample's tokens, lumps' too
   uint64_t longest_fluid_ = 0;
-  std::map<uint64_t, uint64_t> fluid_lengths_;  // length -> count
+  // How many fluid samples have each length (index), up to the longest: a flat count,
+  // since every sample is added (a map cost 4% of planning 10 million samples).
+  std::vector<uint64_t> fluid_lengths_;
 };
 
 }  // namespace evenfeed

@@ -36,13 +36,14 @@
 //    Under a token bound (max_batch_tokens), lumps (samples alone in a batch and dearer
 //    than any batch of shorter ones) are placed before the final cut, with the dearest
 //    other batches as partners (plan_lump_runs). When the plain end leaves a step
-//    above 1.04 max/mean, it is made again in other ways and the most level kept
-//    (finish_level): under a cap or bound with the samples too short to reach the
-//    leftover's dearest sample set aside while steps are taken back; with samples too
-//    dear to share a batch placed as lumps; with the lumps' partners cut to measure
-//    (plan_fluid_runs) instead of at the budget, in the samples' order or from samples
-//    of one length (cut_fluid_pieces); with the window's capped steps, when they are
-//    few, rejoining the leftover as partners and fillers (FinishWay::capped_rejoin).
+//    above 1.04 max/mean, it is made again in other ways and the most level kept, or
+//    one at least 2% quicker and nearly as level (finish_level): under a cap or bound
+//    with the samples too short to reach the leftover's dearest sample set aside while
+//    steps are taken back; with samples too dear to share a batch placed as lumps; with
+//    the lumps' partners cut to measure (plan_fluid_runs) instead of at the budget, in
+//    the samples' order or from samples of one length (cut_fluid_pieces); with the
+//    window's capped steps, when they are few, rejoining the leftover as partners and
+//    fillers (FinishWay::capped_rejoin).
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in. A step left above 1.04 because

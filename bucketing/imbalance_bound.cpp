@@ -177,7 +177,6 @@ void ImbalanceBound::add(uint64_t length) {
     ++lump_count_;
   } else {
     fluid_cost_ += cost(length);
-    longest_fluid_ = std::max(longest_fluid_, length);
     if (fluid_lengths_.size() <= length) fluid_lengths_.resize(length + 1, 0);
     ++fluid_lengths_[length];
   }
@@ -189,9 +188,10 @@ void ImbalanceBound::add(uint64_t length) {
 double ImbalanceBound::fluid_with_padding() const {
   const double p = std::clamp(options_.padding_share, 0.0, 0.999);
   const double padded_tokens = p / (1 - p) * tokens_;
-  const double per_padded_token = options_.cost.kind == CostKind::kLinear
-                                      ? 1.0
-                                      : options_.cost.a + 2.0 * static_cast<double>(longest_fluid_);
+  const double per_padded_token =
+      options_.cost.kind == CostKind::kLinear
+          ? 1.0
+          : options_.cost.a + 2.0 * static_cast<double>(longest_fluid());
   return fluid_cost_ + padded_tokens * per_padded_token / budget_;
 }
 
@@ -219,7 +219,7 @@ double ImbalanceBound::worst_step() const {
   // With no lumps, the step of the dearest sample: all the fluid at most, and no more
   // than W heads can reach.
   if (lump_count_ == 0)
-    return std::max(1.0, static_cast<double>(ranks) * cost(longest_fluid_) /
+    return std::max(1.0, static_cast<double>(ranks) * cost(longest_fluid()) /
                              std::min(fluid, reaches.top(ranks)));
   LumpPrefix lumps;
   for (const auto& [length, count] : lumps_) lumps.add_group(cost(length), count);

@@ -81,6 +81,7 @@ class ImbalanceBound {
   double cost(uint64_t length) const;
   double fluid_with_padding() const;
   double reach(uint64_t length) const;
+  uint64_t longest_fluid() const { return fluid_lengths_.empty() ? 0 : fluid_lengths_.size() - 1; }
 
   ImbalanceBoundOptions options_;
   double budget_;
@@ -88,9 +89,9 @@ class ImbalanceBound {
   uint64_t lump_count_ = 0;
   double fluid_cost_ = 0;  // in budgets
   double tokens_ = 0;      // every sample's tokens, lumps' too
-  uint64_t longest_fluid_ = 0;
-  // How many fluid samples have each length (index), up to the longest: a flat count,
-  // since every sample is added (a map cost 4% of planning 10 million samples).
+  // How many fluid samples have each length (index), up to the longest (the last
+  // index): a flat count, since every sample is added (a map cost 4% of planning 10
+  // million samples).
   std::vector<uint64_t> fluid_lengths_;
 };
 

@@ -188,8 +188,8 @@ class WindowPlanner {
   void keep_more_level_regrouped(std::vector<Planned>& planned, const StepsLevel& level) const;
   static bool more_level(const StepsLevel& a, const StepsLevel& b);
   static double duration(const std::vector<Planned>& steps);
-  static bool quicker_nearly_as_level(const std::vector<Planned>& a, const StepsLevel& a_level,
-                                      const std::vector<Planned>& b, const StepsLevel& b_level);
+  static bool quicker_nearly_as_level(double a_time, const StepsLevel& a_level, double b_time,
+                                      const StepsLevel& b_level);
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
   double lump_level() const;

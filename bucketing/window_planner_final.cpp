@@ -391,7 +391,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     with_piece_cuts(others, first);
   }
   const double most_padding = std::max(padding_share(best), options_.padding_guard);
-  double fastest = duration(best);
+  double best_time = duration(best), fastest = best_time;
   for (const FinishWay& way : others) {
     std::vector<Planned> steps = finished(work, way);
     if (way.capped_rejoin && padding_share(steps) > most_padding) continue;
@@ -406,7 +406,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     // tokens, seed 1: useful share 93.41% -> 90.24%).
     const double time = duration(steps);
     const bool quicker =
-        !way.awkward_as_lumps && quicker_nearly_as_level(steps, level, best, best_level);
+        !way.awkward_as_lumps && quicker_nearly_as_level(time, level, best_time, best_level);
     const bool more_level_as_quick =
         more_level(level, best_level) &&
         (!way.awkward_as_lumps || (time <= fastest && steps.size() <= best.size()));
@@ -415,6 +415,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     if (better) {
       best = std::move(steps);
       best_level = level;
+      best_time = time;
     }
   }
   return best;
@@ -431,14 +432,12 @@ double WindowPlanner::duration(const std::vector<Planned>& steps) {
   return time;
 }
 
-// Whether steps `a` (at `a_level`) take at most 1 - kQuickerShare of the time steps `b`
-// take, and are nearly as level (kWorstSlack, kMeanSlack).
-bool WindowPlanner::quicker_nearly_as_level(const std::vector<Planned>& a,
-                                            const StepsLevel& a_level,
-                                            const std::vector<Planned>& b,
+// Whether steps taking `a_time` (duration) at `a_level` take at most 1 - kQuickerShare
+// of `b_time` and are nearly as level as steps at `b_level` (kWorstSlack, kMeanSlack).
+bool WindowPlanner::quicker_nearly_as_level(double a_time, const StepsLevel& a_level, double b_time,
                                             const StepsLevel& b_level) {
-  return duration(a) < (1 - kQuickerShare) * duration(b) &&
-         a_level.worst <= b_level.worst + kWorstSlack && a_level.mean <= b_level.mean + kMeanSlack;
+  return a_time < (1 - kQuickerShare) * b_time && a_level.worst <= b_level.worst + kWorstSlack &&
+         a_level.mean <= b_level.mean + kMeanSlack;
 }
 
 // How level `steps` are: max/mean of the worst, and the mean over steps.

@@ -60,8 +60,10 @@ namespace evenfeed {
 // is more level, as quick as any end tried and no more steps
 // (FinishWay::awkward_as_lumps, after 39bcc5b), 24 since a window's end that is not
 // more level is kept still where it is at least 2% quicker and nearly as level
-// (finish_level's kQuickerShare).
-inline constexpr int kTokenBudgetPlanRevision = 24;
+// (finish_level's kQuickerShare, after 47e7e98), 25 since a window's end is also made
+// with the capped samples left over, too few for steps of their own, cut together with
+// the capped step of the longest samples (FinishWay::capped_merged).
+inline constexpr int kTokenBudgetPlanRevision = 25;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -43,7 +43,9 @@
 //    the lumps' partners cut to measure (plan_fluid_runs) instead of at the budget, in
 //    the samples' order or from samples of one length (cut_fluid_pieces); with the
 //    window's capped steps, when they are few, rejoining the leftover as partners and
-//    fillers (FinishWay::capped_rejoin).
+//    fillers (FinishWay::capped_rejoin); with the capped samples left over, too few for
+//    steps of their own, cut together with the capped step of the longest samples
+//    instead of joining the leftover (FinishWay::capped_merged).
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in. A step left above 1.04 because
@@ -178,6 +180,7 @@ class WindowPlanner {
   double imbalance(const std::vector<Span>& spans) const;
   double capped_level(const std::vector<Entry>& capped, double first_level) const;
   void cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) const;
+  void merge_with_longest_apart(Work& work) const;
   struct FinishWay;  // how finish() makes a window's end; finish_level tries several
   void finish(Work& work, const FinishWay& way) const;
   std::vector<Planned> finish_level(Work work) const;

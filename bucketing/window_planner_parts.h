@@ -111,6 +111,10 @@ struct WindowPlanner::FinishWay {
   // keeping to steps of their own; no planned step is taken back then (short samples
   // that cannot reach the leftover's dearest would have every step taken back).
   bool capped_rejoin = false;
+  // Capped samples left over, too few for steps of their own, cut together with the
+  // samples of the capped step (work.apart) whose longest sample is longest, instead of
+  // joining the leftover, where they stand as light batches beside dearer ones.
+  bool capped_merged = false;
 };
 
 // Coarse batches a step takes (dearest first), to be completed with fillers cut to

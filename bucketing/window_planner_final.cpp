@@ -344,8 +344,8 @@ void WindowPlanner::finish(Work& work, const FinishWay& way) const {
 //   ranks, 16,384 tokens, capped at 64, batches of 64 samples of 221-308 words at 0.14
 //   of the budget sat in a step of lumps at 0.43 (max/mean 1.09). Cut instead with the
 //   samples of the capped step whose samples are longest (merge_with_longest_apart),
-//   they make level steps of their own and the lumps take dearer partners: worst step
-//   1.091 -> 1.083, mean 1.0426 -> 1.0386 there. Every way above is tried so too.
+//   they make steps of their own instead: worst step 1.091 -> 1.083, mean 1.0426 ->
+//   1.0386 there. Every way above is tried so too.
 // - Samples that make batches of at most two, whose pairs cost under 0.95 of the
 //   budget (the awkward band: 18,600-21,700 words at 32,768 tokens), are the dearest
 //   partners a lump's step can take, yet each leaves its rank a quarter idle: Python

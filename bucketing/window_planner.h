@@ -180,6 +180,7 @@ class WindowPlanner {
   double imbalance(const std::vector<Span>& spans) const;
   double capped_level(const std::vector<Entry>& capped, double first_level) const;
   void cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) const;
+  bool few_capped_left(const Work& work) const;
   void merge_with_longest_apart(Work& work) const;
   struct FinishWay;  // how finish() makes a window's end; finish_level tries several
   void finish(Work& work, const FinishWay& way) const;

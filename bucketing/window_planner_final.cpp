@@ -250,13 +250,19 @@ void WindowPlanner::cut_apart_or_rejoin(std::vector<Entry> samples, Work& work) 
   }
 }
 
+// Whether capped samples are left over, too few for steps of their own, beside steps
+// apart that they could be merged with (FinishWay::capped_merged).
+bool WindowPlanner::few_capped_left(const Work& work) const {
+  return !work.capped.empty() && work.capped.size() < world_size_ * kFillerPerBatch &&
+         !work.apart.empty();
+}
+
 // Moves into work.capped the samples of the step apart whose longest sample is longest
 // (the capped step nearest in length to what is left over, which is the longest of the
 // capped samples), when work.capped is too few for steps of its own and the two
 // together are enough (FinishWay::capped_merged).
 void WindowPlanner::merge_with_longest_apart(Work& work) const {
-  const size_t enough = world_size_ * kFillerPerBatch;
-  if (work.capped.empty() || work.capped.size() >= enough || work.apart.empty()) return;
+  if (!few_capped_left(work)) return;
   auto longest = [](const Planned& step) {
     uint64_t most = 0;
     for (const Batch& b : step.batches) most = std::max(most, b.longest);
@@ -265,7 +271,7 @@ void WindowPlanner::merge_with_longest_apart(Work& work) const {
   auto step =
       std::max_element(work.apart.begin(), work.apart.end(),
                        [&](const Planned& a, const Planned& b) { return longest(a) < longest(b); });
-  if (work.capped.size() + step->samples < enough) return;
+  if (work.capped.size() + step->samples < world_size_ * kFillerPerBatch) return;
   for (const Batch& b : step->batches)
     work.capped.insert(work.capped.end(), b.entries.begin(), b.entries.end());
   work.apart.erase(step);
@@ -410,8 +416,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     others.push_back({.capped_rejoin = true});
   // Each way so far again with the capped samples left over merged into a capped step,
   // where they are too few for steps of their own (merge_with_longest_apart).
-  if (!work.capped.empty() && work.capped.size() < world_size_ * kFillerPerBatch &&
-      !work.apart.empty()) {
+  if (few_capped_left(work)) {
     const size_t ways = others.size();
     others.push_back({.capped_merged = true});
     for (size_t k = 0; k < ways; ++k) {

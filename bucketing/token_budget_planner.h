@@ -62,8 +62,10 @@ namespace evenfeed {
 // more level is kept still where it is at least 2% quicker and nearly as level
 // (finish_level's kQuickerShare, after 47e7e98), 25 since a window's end is also made
 // with the capped samples left over, too few for steps of their own, cut together with
-// the capped step of the longest samples (FinishWay::capped_merged).
-inline constexpr int kTokenBudgetPlanRevision = 25;
+// the capped step of the longest samples (FinishWay::capped_merged; after 227bcee), 26
+// since of two window ends whose worst steps are equally level, the one more level on
+// average is kept (WindowPlanner::more_level).
+inline constexpr int kTokenBudgetPlanRevision = 26;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

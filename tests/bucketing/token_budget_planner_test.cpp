@@ -1082,6 +1082,30 @@ TEST(TokenBudgetPlanner, CappedLeftoversMergeWithACappedStep) {
   EXPECT_GT(at16.useful_share(CostKind::kQuadratic), 0.81);
 }
 
+// Under a token bound, the ends a window tries often share their worst step (the
+// plateau of lumps, placed alike by every way), and the first end tried was kept even
+// where another was more level on every other step. Of two ends with equally level worst
+// steps, the one more level on average is now kept (WindowPlanner::more_level): at 16
+// ranks, 16,384 tokens, bounded at the budget, seed 8's mean max/mean 1.0645 -> 1.0393
+// (worst step 1.150 both), useful share 92.9% -> 93.5%; long-tailed lengths at 8 ranks,
+// 8,192 tokens, seed 20: 1.0166 -> 1.0079, useful share 96.0% -> 97.9%. Of 720 plans of
+// three shapes (seeds 1-40; 8, 16 and 64 ranks; bounded or not), 89 changed: the mean
+// lower in 85, useful share higher in 77.
+TEST(TokenBudgetPlanner, OfEndsAsLevelAtTheWorstTheMoreLevelOnAverageIsKept) {
+  const std::vector<uint64_t> lumpy = lumps_among_fine_samples(8),
+                              tailed = long_tailed(20000, 20, 8192);
+  SpanLengths lumpy_source(lumpy), tailed_source(tailed);
+  BucketingOptions at16k = quadratic_budget(16384), at8k = quadratic_budget(8192);
+  at16k.max_batch_tokens = 16384;
+  at8k.max_batch_tokens = 8192;
+  const PlanMetrics lumpy16 = one_epoch(lumpy_source, at16k, 16);
+  EXPECT_LT(lumpy16.imbalance(CostKind::kQuadratic).mean, 1.05);
+  EXPECT_GT(lumpy16.useful_share(CostKind::kQuadratic), 0.932);
+  const PlanMetrics tailed8 = one_epoch(tailed_source, at8k, 8);
+  EXPECT_LT(tailed8.imbalance(CostKind::kQuadratic).mean, 1.012);
+  EXPECT_GT(tailed8.useful_share(CostKind::kQuadratic), 0.97);
+}
+
 // The same corpora: some window ends keep steps whose dearest batches are fine samples
 // cut above the coarse ones beside them, or whose light batches could hold more. Single
 // samples now move between steps (level_by_moves): at 16 ranks, seed 27's worst step

@@ -36,8 +36,9 @@
 //    Under a token bound (max_batch_tokens), lumps (samples alone in a batch and dearer
 //    than any batch of shorter ones) are placed before the final cut, with the dearest
 //    other batches as partners (plan_lump_runs). When the plain end leaves a step
-//    above 1.04 max/mean, it is made again in other ways and the most level kept, or
-//    one at least 2% quicker and nearly as level (finish_level): under a cap or bound
+//    above 1.04 max/mean, it is made again in other ways and the most level kept (of
+//    ends as level at their worst step, the one more level on average), or one at
+//    least 2% quicker and nearly as level (finish_level): under a cap or bound
 //    with the samples too short to reach the leftover's dearest sample set aside while
 //    steps are taken back; with samples too dear to share a batch placed as lumps; with
 //    the lumps' partners cut to measure (plan_fluid_runs) instead of at the budget, in

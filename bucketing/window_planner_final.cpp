@@ -368,9 +368,9 @@ void WindowPlanner::finish(Work& work, const FinishWay& way) const {
 // steps of a large corpus's windows left more steps near it (paragraphs, 16,384
 // tokens: p99 1.092 -> 1.101).
 static constexpr double kMeanPerWorstGained = 0.1;
-// Worst steps, or means, within this of each other count as equally level: rounding
-// apart, the same step.
-static constexpr double kSameWorst = 1e-12;
+// Two levels (worst steps, or means over steps) within this of each other are equal:
+// they differ by rounding only.
+static constexpr double kSameLevel = 1e-12;
 // A way that is not more level is kept still where it is quicker by at least
 // kQuickerShare (the sum over the window's steps of each one's dearest batch, which is
 // how long they take), with its worst step at most kWorstSlack and its mean at most
@@ -504,7 +504,7 @@ WindowPlanner::StepsLevel WindowPlanner::level_of(const std::vector<Planned>& st
 
 // Whether steps at `a` are more level than at `b`: their worst step more level, and
 // their mean no worse, give or take kMeanPerWorstGained of what the worst step gains;
-// or, their worst steps equally level (within kSameWorst), their mean more level.
+// or, their worst steps equally level (within kSameLevel), their mean more level.
 // Ends of one window often share their worst step: under a token bound, the step of
 // the plateau of lumps that every way places alike. Until plan revision 26 an end
 // more level everywhere else lost to the first one tried: 1.8 million sentences under
@@ -512,7 +512,7 @@ WindowPlanner::StepsLevel WindowPlanner::level_of(const std::vector<Planned>& st
 // 1.0442, where the ends with the capped samples rejoining the leftover or merged made
 // 1.0428 and 1.0411 beside the same worst step.
 bool WindowPlanner::more_level(const StepsLevel& a, const StepsLevel& b) {
-  if (std::abs(a.worst - b.worst) <= kSameWorst) return a.mean < b.mean - kSameWorst;
+  if (std::abs(a.worst - b.worst) <= kSameLevel) return a.mean < b.mean - kSameLevel;
   return a.worst < b.worst && a.mean <= b.mean + kMeanPerWorstGained * (b.worst - a.worst);
 }
 

@@ -2,6 +2,7 @@
 """The sweeps BENCHMARKS.md counts `evenfeed plan` against the issue's targets on.
 
   python3 bench/make_length_corpora.py /tmp/lc          # the corpora, once
+  python3 bench/make_length_shapes.py /tmp/lc           # for --sweeps shapes
   python3 bench/plan_sweeps.py build/evenfeed /tmp/lc [--sweeps main,held,...]
       [--jobs 2] [--out rows.txt] [--compare old_rows.txt]
 
@@ -15,7 +16,7 @@ configuration: whether it meets every target (plan_targets.py), its figures, the
 report's bound and the md5 of its dump (the same md5 is the same plan). Then, per sweep, how many meet every target. With
 --compare, the rows whose figures or plan differ from an earlier run's output.
 
-The sweeps (314 configurations; `held2`, 72 more, is left out unless asked for):
+The sweeps (314 configurations; `held2` and `shapes` are left out unless asked for):
   main      the 120: code_files, changelog_entries, doc_paragraphs, doc_sentences and
             synthetic:200000 x both costs x W = 8, 64 x {8,192; 8,192 with
             --max-batch-size 64; 8,192 with 512; 4,096; 16,384; 32,768}
@@ -26,7 +27,9 @@ The sweeps (314 configurations; `held2`, 72 more, is left out unless asked for):
             with --max-batch-tokens equal to the budget (30)
   small     the six corpora and synthetic:200000 at 1,024 and 2,048 tokens, both costs,
             W = 8, 64 (56)
-  held2     java_sources, js_sources and perl_sources at the 120's 24 settings (72)"""
+  held2     java_sources, js_sources and perl_sources at the 120's 24 settings (72)
+  shapes    the seven shapes of make_length_shapes.py x both costs x W = 8, 64 x 4,096,
+            8,192, 16,384 and 32,768 tokens (112)"""
 import argparse
 import concurrent.futures
 import hashlib
@@ -67,6 +70,10 @@ def configurations(sweeps):
                  for cost in COSTS for w in (8, 64) for t in (1024, 2048)]
     if "held2" in sweeps:
         rows += at_settings("held2", ["java_sources", "js_sources", "perl_sources"])
+    if "shapes" in sweeps:
+        rows += [("shapes", "shape_" + c, cost, w, t, "")
+                 for c in ["packed", "bimodal", "uniform", "pareto", "equal", "sft", "small"]
+                 for cost in COSTS for w in (8, 64) for t in (4096, 8192, 16384, 32768)]
     return rows
 
 

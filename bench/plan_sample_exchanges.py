@@ -7,14 +7,16 @@
 A prototype over a `evenfeed plan --dump` (added 2026-12-05, twenty-sixth session): the
 planner levels steps by exchanging whole batches (level_by_swaps) and by giving fine
 samples of a step's dearest batches to batches of other steps with idle room
-(level_by_moves). This tries every single move and every exchange of two samples
-between a step's dearest batch and any other batch of the epoch (a sample for a shorter
-one), the move lowering the sum over the two steps touched of max/mean - 1 (plus 10x
-what passes 1.10) the most taken first, from the step least level, until none helps.
-Batches keep the budget, the cap, and the plan's padding stays under --padding. It
-prints the plan's mean and p99 of max/mean before and after: what such moves could
-gain, before anyone builds them. Lengths are cut to the budget, as `--oversize
-truncate` plans them."""
+(level_by_moves). This tries moving one sample of a step's dearest batch (its longest,
+second longest or shortest: any other changes the batch's cost as one of those does) to
+any other batch of the epoch, and exchanging it for a shorter one of any other batch,
+the move lowering the sum over the two steps touched of max/mean - 1 (plus 10x what
+passes 1.10) the most taken first, from the least level steps, until none helps. With
+--quicker, only moves that make the two steps' dearest batches cheaper in all, so that
+the epoch takes less time. Batches keep the budget and the cap, and the plan's padding
+stays under --padding. It prints the plan's mean and p99 of max/mean, padding and
+useful share before and after: what such moves could gain, before anyone builds them.
+Lengths are cut to the budget, as `--oversize truncate` plans them."""
 import argparse
 import collections
 import json
@@ -61,20 +63,25 @@ def main():
         return (sum(len(b) * head(b) for s in steps for b in s),
                 sum(L[i] for s in steps for b in s for i in b))
 
-    epochs = sorted({k[0] for k in raw})
-    by_epoch = {e: [raw[k] for k in sorted(raw) if k[0] == e] for e in epochs}
-    flat = [s for e in epochs for s in by_epoch[e]]
-    slots, tokens = slots_and_tokens(flat)
-    def useful(steps):  # the samples' own cost over W x the sum of each step's dearest batch
+    def useful(steps):  # the samples' own cost over W x the sum of each step's dearest
         own = sum(f(L[i]) for s in steps for b in s for i in b)
         return 100 * own / (W * sum(max(cost(b) for b in s) for s in steps))
 
-    print("before: mean %.4f p99 %.3f padding %.3f%% useful share %.3f%%" % (*figures(flat), 100 * (1 - tokens / slots), useful(flat)))
+    def report(label, steps):
+        slots, tokens = slots_and_tokens(steps)
+        print("%s mean %.4f p99 %.3f padding %.3f%% useful share %.3f%%" % (
+            label, *figures(steps), 100 * (1 - tokens / slots), useful(steps)))
+
+    epochs = sorted({k[0] for k in raw})
+    by_epoch = {e: [raw[k] for k in sorted(raw) if k[0] == e] for e in epochs}
+    flat = [s for e in epochs for s in by_epoch[e]]
+    report("before:", flat)
+    slots, tokens = slots_and_tokens(flat)
     room = tokens / (1 - a.padding) - slots  # padded slots the moves may add
     for e in epochs:
-        room = level_epoch(by_epoch[e], W, L, f, budget, a.cap, room, cost, head, excess, a.verbose, a.quicker)
-    slots, tokens = slots_and_tokens(flat)
-    print("after:  mean %.4f p99 %.3f padding %.3f%% useful share %.3f%%" % (*figures(flat), 100 * (1 - tokens / slots), useful(flat)))
+        room = level_epoch(by_epoch[e], W, L, f, budget, a.cap, room, cost, head, excess,
+                           a.verbose, a.quicker)
+    report("after: ", flat)
 
 
 def candidates(batch, L, below=None):
@@ -90,7 +97,10 @@ def candidates(batch, L, below=None):
     return sorted(picks)
 
 
-def level_epoch(steps, W, L, f, budget, cap, room, cost, head, excess, verbose=False, quicker=False):
+def level_epoch(steps, W, L, f, budget, cap, room, cost, head, excess, verbose=False,
+                quicker=False):
+    """Moves and exchanges samples in one epoch's `steps` (see the module's docstring)
+    while one helps; returns the padded slots still free."""
     costs = [[cost(b) for b in s] for s in steps]
     ex = [excess(c) for c in costs]
     places = [(t, j) for t in range(len(steps)) for j in range(W)]
@@ -136,19 +146,21 @@ def level_epoch(steps, W, L, f, budget, cap, room, cost, head, excess, verbose=F
                         if rest and len(tb) < cap:
                             h = max(tb_head, L[sample])
                             new = (len(tb) + 1) * f(h)
-                            pad = len(rest) * rest_head + (len(tb) + 1) * h - len(b) * heads[s][i] - len(tb) * tb_head
+                            pad = (len(rest) * rest_head + (len(tb) + 1) * h
+                                   - len(b) * heads[s][i] - len(tb) * tb_head)
                             if new <= budget and pad <= room:
                                 d = delta(s, i, rest_cost, t, j, new)
                                 if d < -1e-6 and (best is None or d < best[0]):
                                     best = (d, s, i, x, t, j, None, pad)
-                        for y in candidates([o for o in tb], L, below=L[sample]):
+                        for y in candidates(tb, L, below=L[sample]):
                             other = tb[y]
                             nb_head = max(L[sample], head(tb[:y] + tb[y + 1:]))
                             nr_head = max(rest_head, L[other])
                             new = len(tb) * f(nb_head)
                             if new > budget:
                                 continue
-                            pad = len(b) * nr_head + len(tb) * nb_head - len(b) * heads[s][i] - len(tb) * tb_head
+                            pad = (len(b) * nr_head + len(tb) * nb_head
+                                   - len(b) * heads[s][i] - len(tb) * tb_head)
                             if pad > room:
                                 continue
                             d = delta(s, i, len(b) * f(nr_head), t, j, new)

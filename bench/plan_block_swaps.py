@@ -19,14 +19,9 @@ and the time: the sum over steps of the dearest batch (what every rank waits for
 which an exchange that lifts a step to a plateau raises. Lengths longer than --tokens
 count as --tokens (--oversize truncate)."""
 import collections
-import math
 
-from plan_dump import checked_dump_batches, lengths_cut_to_budget, per_sample_cost, plan_dump_parser
-
-
-def ratio(costs):
-    total = sum(costs)
-    return max(costs) * len(costs) / total if total > 0 else 1.0
+from plan_dump import (checked_dump_batches, lengths_cut_to_budget, p99, per_sample_cost,
+                       plan_dump_parser, ratio)
 
 
 def best_exchange(steps, worst):
@@ -57,11 +52,6 @@ def level_epoch(steps):
         if not found:
             return
         _, t, steps[worst], steps[t] = found
-
-
-def p99(values):
-    values = sorted(values)
-    return values[max(0, math.ceil(0.99 * len(values)) - 1)]
 
 
 def main():

@@ -1,11 +1,14 @@
 """Reading an `evenfeed plan --dump` beside the lengths it was planned from, for the
 bench/ scripts that recompute a plan's figures (plan_time_share.py, plan_step_shares.py,
-plan_reshape.py, plan_block_swaps.py, plan_pairs_by_length.py).
+plan_reshape.py, plan_block_swaps.py, plan_pairs_by_length.py, plan_sample_exchanges.py,
+plan_lump_spread.py).
 
 A batch costs as the planner costs it (bucketing/cost_model.h): n x f(longest), with
 f(L) = L (linear) or a L + L^2 (quadratic)."""
 import argparse
+import collections
 import json
+import math
 
 
 def read_lengths(path, truncate=0):
@@ -66,3 +69,24 @@ def checked_dump_batches(args, lengths, per_sample, tool):
     except (IndexError, KeyError, TypeError, ValueError) as error:
         raise SystemExit(f"{tool}: {args.dump}: {error}; is it the dump of a plan of "
                          f"{args.lengths}?")
+
+
+def checked_dump_steps(args, lengths, per_sample, tool):
+    """The dump's batches by step: {(epoch, step): [samples of each rank, in rank
+    order]}, read as checked_dump_batches reads them."""
+    steps = collections.defaultdict(list)
+    for epoch, step, samples, _ in checked_dump_batches(args, lengths, per_sample, tool):
+        steps[(epoch, step)].append(list(samples))
+    return steps
+
+
+def ratio(costs):
+    """max/mean of one step's per-rank costs (1 when they cost nothing)."""
+    total = sum(costs)
+    return max(costs) * len(costs) / total if total > 0 else 1.0
+
+
+def p99(values):
+    """The 99th percentile as `evenfeed plan` reports it: the ceil(0.99 n)-th smallest."""
+    values = sorted(values)
+    return values[max(0, math.ceil(0.99 * len(values)) - 1)]

@@ -252,6 +252,7 @@ TokenBudgetPlanner::TokenBudgetPlanner(const LengthSource& lengths, const Bucket
       options.max_batch_tokens, options.tokens_per_rank);
   const uint64_t n = lengths.size();
   options_ = resolve_automatic(lengths, options);
+  census_ = take_lump_census(lengths, options_);
   order_ = make_global_order(options.order, n, seed_, epoch_);
   windows_ = std::max<uint64_t>(1, (n + options_.window - 1) / options_.window);
   for (const Segment& s : state.served) {
@@ -294,6 +295,7 @@ void TokenBudgetPlanner::switch_world_size(uint32_t world_size) {
   pending_.clear();
   world_size_ = world_size;
   planner_ = std::make_unique<WindowPlanner>(options_, world_size, seed_, epoch_, previous_.get());
+  planner_->set_lump_spread(plan_lump_spread(census_, options_.cost, world_size));
 }
 
 bool TokenBudgetPlanner::refill() {

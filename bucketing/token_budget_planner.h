@@ -14,6 +14,7 @@
 #include "bucketing/bucketing_options.h"
 #include "bucketing/epoch_mates.h"
 #include "bucketing/length_source.h"
+#include "bucketing/lump_census.h"
 #include "bucketing/window_planner.h"
 #include "sampler/global_order.h"
 #include "sampler/plan.h"
@@ -64,8 +65,11 @@ namespace evenfeed {
 // with the capped samples left over, too few for steps of their own, cut together with
 // the capped step of the longest samples (FinishWay::capped_merged; after 227bcee), 26
 // since of two window ends whose worst steps are equally level, the one more level on
-// average is kept (WindowPlanner::more_level).
-inline constexpr int kTokenBudgetPlanRevision = 26;
+// average is kept (WindowPlanner::more_level), 27 since under a token bound the
+// epoch's unmatched lumps are counted before it is planned and whole steps of them take
+// in the sparse ones as they come, where runs would leave a step of those above 1.10
+// (lump_census.h, WindowPlanner::spread_sparse_lumps; after 20916b0).
+inline constexpr int kTokenBudgetPlanRevision = 27;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);
@@ -144,6 +148,7 @@ class TokenBudgetPlanner : public StepPlanner {
   uint32_t world_size_ = 0;
   std::unique_ptr<WindowPlanner> planner_;
   std::shared_ptr<const EpochMates> previous_;
+  LumpCensus census_;  // the epoch's unmatched lumps (lump_census.h)
   uint64_t step_ = 0;
   double last_mean_ = -1;
 };

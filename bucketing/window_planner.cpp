@@ -622,6 +622,7 @@ void WindowPlanner::plan_coarse(const std::vector<Entry>& coarse, std::vector<En
   for (const Entry& e : fillers) filler_reach = std::max(filler_reach, full_batch_cost(e.length));
   work.fillers_short = regroup_for_fillers(
       batches, fillers, bounded() ? filler_reach : limits_.budget, regroup, groups);
+  spread_sparse_lumps(groups, filler_reach);
   // Levels only rise in this loop, so fillers found unreachable stay so: each search
   // starts where the last one found nothing (`unreachable`, meaningful when bounded).
   // They are set aside from the back of `fillers` as they are found, in reverse order,

@@ -15,6 +15,10 @@
 //    with groups chosen for the fillers it holds (plan_coarse_runs: runs of the cost
 //    order, least out of level in total) and the more level plan kept
 //    (keep_more_level_regrouped).
+//    Under a token bound, a whole group of unmatched lumps (samples dearer than any
+//    batch of shorter ones) may first take in sparser lumps the window carries in place
+//    of its cheapest, up to a level counted for the whole epoch before it is planned
+//    (spread_sparse_lumps, lump_census.h).
 // 3. Remaining fillers are packed at the full budget; batches sorted by cost form steps
 //    W at a time. With a sample cap or token bound, fillers too short to fill the
 //    budget at the cap ("capped") are cut apart, shortest first: a step's first batch
@@ -86,6 +90,7 @@
 
 #include "bucketing/bucketing_options.h"
 #include "bucketing/greedy_segments.h"
+#include "bucketing/lump_census.h"
 #include "sampler/plan.h"
 
 namespace evenfeed {
@@ -115,6 +120,10 @@ class WindowPlanner {
   // mean sample length of the last step appended (or `previous_mean`).
   double plan(std::vector<PlanItem> items, bool last, uint64_t window_index, double previous_mean,
               std::vector<StepBatches>& steps, std::vector<PlanItem>& carry) const;
+
+  // How whole groups of unmatched lumps take in sparser ones (lump_census.h); none
+  // unless set.
+  void set_lump_spread(const LumpSpread& spread) { spread_ = spread; }
 
   // The padding share (padded slots over all slots) of greedy token-budget batches
   // over `items` in noisy-sort order: what the noise alone costs, for choosing it.
@@ -198,6 +207,7 @@ class WindowPlanner {
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
   double lump_level() const;
+  void spread_sparse_lumps(std::vector<CoarseGroup>& groups, double filler_reach) const;
   std::vector<Planned> place_lumps(std::vector<Entry>& leftover, const FinishWay& way) const;
   struct LumpPlacement;  // the lumps' runs and the partners that complete them
   std::optional<LumpPlacement> place_runs(const std::vector<Entry>& rest,
@@ -246,6 +256,7 @@ class WindowPlanner {
   // The cost budget, the sample cap (kNoBatchCap: none) and the token bound (0: none).
   BatchLimits limits_;
   const EpochMates* previous_;
+  LumpSpread spread_;
 };
 
 }  // namespace evenfeed

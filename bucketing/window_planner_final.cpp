@@ -545,8 +545,9 @@ void WindowPlanner::plan_quietly_if_less_padded(std::vector<Planned>& planned, d
   quiet.noise_padding *= 0.5;
   quiet.noise_cap *= noise_cap_scale;
   std::vector<PlanItem> quiet_carry;
-  std::vector<Planned> quieter = WindowPlanner(quiet, world_size_, seed_, epoch_)
-                                     .plan_steps(std::move(items), last, quiet_carry);
+  WindowPlanner quiet_planner(quiet, world_size_, seed_, epoch_);
+  quiet_planner.set_lump_spread(spread_);
+  std::vector<Planned> quieter = quiet_planner.plan_steps(std::move(items), last, quiet_carry);
   auto worst = [this](const std::vector<Planned>& steps) {
     double ratio = 1;
     for (const Planned& step : steps) ratio = std::max(ratio, imbalance(step));

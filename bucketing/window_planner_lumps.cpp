@@ -2,6 +2,8 @@
 // can match, placed before a window's final cut in runs with partners (place_lumps):
 // at the budget or evenly (place_runs), or cut to measure (place_fluid_runs). Called
 // from finish() in window_planner_final.cpp; see window_planner.h for the sequence.
+// Also the sparse lumps that whole groups of lumps take in as a window's coarse groups
+// are formed (spread_sparse_lumps, called from plan_coarse; lump_census.h).
 #include <algorithm>
 #include <optional>
 
@@ -61,6 +63,50 @@ void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
       leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
     return true;
   });
+}
+
+// Each whole group of unmatched lumps (W of them, one a batch) takes, in place of its
+// cheapest lumps dearer than each, the sparser unmatched lumps of the incomplete groups
+// after it that no fillers can complete (above `filler_reach`, the dearest batch of
+// fillers), the cheapest first, while its max/mean stays within spread_.most_ratio; the
+// lumps it gives up join those groups, to be carried. The cheapest lumps of the epoch
+// (at most spread_.reserve_cost) are left for its end. Nothing unless plan_lump_spread
+// chose to spread (lump_census.h says why).
+void WindowPlanner::spread_sparse_lumps(std::vector<CoarseGroup>& groups,
+                                        double filler_reach) const {
+  if (spread_.most_ratio == 0) return;
+  const size_t W = world_size_;
+  const double level = lump_level();
+  auto unmatched = [&](const Batch& b) { return b.entries.size() == 1 && b.cost > level; };
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<Batch>& whole = groups[g].batches;
+    if (whole.size() != W || !std::all_of(whole.begin(), whole.end(), unmatched)) continue;
+    std::vector<Batch*> sparse;  // cheapest first
+    for (size_t h = groups.size(); h-- > g + 1;) {
+      std::vector<Batch>& group = groups[h].batches;
+      if (group.size() == W || groups[h].level * (1 - options_.level_tolerance) <= filler_reach)
+        continue;
+      for (size_t k = group.size(); k-- > 0;)
+        if (unmatched(group[k]) && group[k].cost > spread_.reserve_cost)
+          sparse.push_back(&group[k]);
+    }
+    double sum = 0, dearest = 0;
+    for (const Batch& b : whole) {
+      sum += b.cost;
+      dearest = std::max(dearest, b.cost);
+    }
+    for (Batch* lump : sparse) {
+      auto given_up = whole.end();  // the cheapest of the group dearer than `lump`
+      for (auto it = whole.begin(); it != whole.end(); ++it)
+        if (it->cost > lump->cost && (given_up == whole.end() || it->cost < given_up->cost))
+          given_up = it;
+      if (given_up == whole.end()) continue;
+      const double swapped = sum - given_up->cost + lump->cost;
+      if (dearest * static_cast<double>(W) > spread_.most_ratio * swapped) continue;
+      sum = swapped;
+      std::swap(*given_up, *lump);
+    }
+  }
 }
 
 // The leftover's lumps, placed by plan_lump_runs: each step a run of the dearest lumps

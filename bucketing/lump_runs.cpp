@@ -296,6 +296,32 @@ std::optional<Swap> best_swap(std::span<const double> costs,
 
 }  // namespace
 
+std::vector<std::vector<size_t>> deal_lumps_evenly(std::span<const double> costs,
+                                                   size_t world_size) {
+  const size_t W = world_size, step_count = costs.size() / W;
+  std::vector<std::vector<size_t>> steps(step_count);
+  if (step_count == 0) return steps;
+  const double top = costs.front();
+  std::vector<double> shortfall(step_count, 0);
+  // Below the dearest cost, the largest shortfall first (the cheapest lump: costs are
+  // dearest first), each to the step short by the least so far that has room.
+  for (size_t k = step_count * W; k-- > 0;) {
+    if (costs[k] >= top) break;
+    size_t target = step_count;
+    for (size_t s = 0; s < step_count; ++s) {
+      if (steps[s].size() == W) continue;
+      if (target == step_count || shortfall[s] < shortfall[target]) target = s;
+    }
+    shortfall[target] += top - costs[k];
+    steps[target].push_back(k);
+  }
+  // The lumps at the dearest cost fill the ranks left.
+  size_t next = 0;
+  for (std::vector<size_t>& step : steps)
+    while (step.size() < W) step.push_back(next++);
+  return steps;
+}
+
 void swap_to_level(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
                    size_t max_swaps) {
   if (steps.empty()) return;

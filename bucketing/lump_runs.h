@@ -74,4 +74,14 @@ std::optional<CoarseRuns> plan_coarse_runs(std::span<const double> costs, double
 void swap_to_level(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
                    size_t max_swaps);
 
+// Lumps that fill whole steps (costs dearest first, a multiple of `world_size` of them)
+// dealt evenly over costs.size() / world_size steps, rather than in runs: the lumps
+// below the dearest cost are dealt like longest-processing-time scheduling of their
+// shortfalls (the largest first, each to the step short by the least so far with a
+// rank free), and the lumps at the dearest cost fill the ranks left. A plateau at the
+// dearest cost is then shared by every step, and the sparser lumps below it scattered
+// among them. The steps, as indices into `costs`.
+std::vector<std::vector<size_t>> deal_lumps_evenly(std::span<const double> costs,
+                                                   size_t world_size);
+
 }  // namespace evenfeed

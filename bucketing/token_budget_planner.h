@@ -68,8 +68,10 @@ namespace evenfeed {
 // average is kept (WindowPlanner::more_level), 27 since under a token bound the
 // epoch's unmatched lumps are counted before it is planned and whole steps of them take
 // in the sparse ones as they come, where runs would leave a step of those above 1.10
-// (lump_census.h, WindowPlanner::spread_sparse_lumps; after 20916b0).
-inline constexpr int kTokenBudgetPlanRevision = 27;
+// (lump_census.h, WindowPlanner::spread_sparse_lumps; after 20916b0), 28 since a
+// window's end under a token bound is also made with the unmatched lumps that fill
+// whole steps dealt evenly over them (FinishWay::deal_lumps, after 02eaea4).
+inline constexpr int kTokenBudgetPlanRevision = 28;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -50,7 +50,10 @@
 //    window's capped steps, when they are few, rejoining the leftover as partners and
 //    fillers (FinishWay::capped_rejoin); with the capped samples left over, too few for
 //    steps of their own, cut together with the capped step of the longest samples
-//    instead of joining the leftover (FinishWay::capped_merged).
+//    instead of joining the leftover (FinishWay::capped_merged); under a token bound,
+//    with the unmatched lumps that fill whole steps dealt evenly over them
+//    (FinishWay::deal_lumps, deal_lumps_evenly) before the rest are placed in runs, kept
+//    only where it takes at most kSpreadTimeShare longer.
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in. A step left above 1.04 because
@@ -207,6 +210,7 @@ class WindowPlanner {
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
   double lump_level() const;
+  std::vector<Planned> deal_lump_steps(std::vector<Entry>& leftover) const;
   void spread_sparse_lumps(std::vector<CoarseGroup>& groups, double filler_reach) const;
   std::vector<Planned> place_lumps(std::vector<Entry>& leftover, const FinishWay& way) const;
   struct LumpPlacement;  // the lumps' runs and the partners that complete them

@@ -109,6 +109,41 @@ void WindowPlanner::spread_sparse_lumps(std::vector<CoarseGroup>& groups,
   }
 }
 
+// The leftover's unmatched lumps that fill whole steps, the dearest, dealt evenly over
+// those steps (deal_lumps_evenly); the cheapest ones left over stay in `leftover` with
+// the rest, for place_lumps. Nothing when they are fewer than W.
+std::vector<WindowPlanner::Planned> WindowPlanner::deal_lump_steps(
+    std::vector<Entry>& leftover) const {
+  const size_t W = world_size_;
+  const double level = lump_level();
+  std::vector<Batch> lumps;
+  std::vector<Entry> rest;
+  for (const Entry& e : leftover) {
+    const double cost = options_.cost.per_sample(e.length);
+    if (limits_.token_bound > 0 && cost > level)
+      lumps.push_back({{e}, e.length, cost});
+    else
+      rest.push_back(e);
+  }
+  if (lumps.size() < W) return {};
+  std::stable_sort(lumps.begin(), lumps.end(), [](const Batch& a, const Batch& b) {
+    return a.cost != b.cost ? a.cost > b.cost : by_key(a.entries.front(), b.entries.front());
+  });
+  const size_t whole = lumps.size() / W * W;
+  for (size_t k = whole; k < lumps.size(); ++k) rest.push_back(lumps[k].entries.front());
+  lumps.resize(whole);
+  std::vector<double> costs;
+  for (const Batch& b : lumps) costs.push_back(b.cost);
+  std::vector<Planned> steps;
+  for (const std::vector<size_t>& members : deal_lumps_evenly(costs, W)) {
+    std::vector<Batch> batches;
+    for (size_t k : members) batches.push_back(std::move(lumps[k]));
+    steps.push_back(make_step(std::move(batches)));
+  }
+  leftover = std::move(rest);
+  return steps;
+}
+
 // The leftover's lumps, placed by plan_lump_runs: each step a run of the dearest lumps
 // left, its other ranks given the dearest batches of the rest of the leftover
 // (place_runs). What the steps do not take stays in `leftover`.

@@ -115,6 +115,9 @@ struct WindowPlanner::FinishWay {
   // samples of the capped step (work.apart) whose longest sample is longest, instead of
   // joining the leftover, where they stand as light batches beside dearer ones.
   bool capped_merged = false;
+  // Deal the unmatched lumps that fill whole steps evenly over them (deal_lump_steps,
+  // deal_lumps_evenly) before the other lumps are placed in runs; under a token bound.
+  bool deal_lumps = false;
 };
 
 // Coarse batches a step takes (dearest first), to be completed with fillers cut to

@@ -349,5 +349,55 @@ TEST(LumpRuns, SwapsAreThoseOfTheFullScan) {
   }
 }
 
+// Twelve lumps at the budget and four below it at four ranks: runs leave the four
+// together at 1.141; dealt, each step holds one of them beside three at the budget.
+TEST(DealLumpsEvenly, SharesThePlateauAndScattersTheSparseLumps) {
+  const std::vector<double> costs = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.9, 0.8, 0.75, 0.7};
+  const auto steps = deal_lumps_evenly(costs, 4);
+  ASSERT_EQ(steps.size(), 4u);
+  for (const auto& step : steps) {
+    ASSERT_EQ(step.size(), 4u);
+    EXPECT_EQ(std::count_if(step.begin(), step.end(), [&](size_t k) { return costs[k] < 1; }), 1);
+  }
+  EXPECT_NEAR(worst_of(costs, steps), 4 / 3.7, 1e-12);
+}
+
+// Shortfalls dealt largest first: five at the budget and 0.9, 0.8, 0.7 at four ranks
+// make two steps each short by 0.3 (dealt dearest first instead, 1.0 + 0.9 beside
+// three at the budget, and 0.8 + 0.7 beside two: 1.026 and 1.143).
+TEST(DealLumpsEvenly, LargestShortfallFirstLevelsTheSteps) {
+  const std::vector<double> costs = {1, 1, 1, 1, 1, 0.9, 0.8, 0.7};
+  const auto steps = deal_lumps_evenly(costs, 4);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_NEAR(worst_of(costs, steps), 4 / 3.7, 1e-12);
+}
+
+// Every lump in exactly one step of W, for random costs and world sizes. (Not always
+// more level than runs W at a time: two at 0.9 and 0.6 beside two at the budget, at two
+// ranks, run together at 1.2 and dealt at 1.25. The planner keeps whichever end is more
+// level, FinishWay::deal_lumps.)
+TEST(DealLumpsEvenly, EveryLumpOnceInStepsOfW) {
+  Lcg uniform{7};
+  for (size_t W : {2, 3, 8, 64}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const size_t steps_wanted = 1 + static_cast<size_t>(uniform() * 8);
+      std::vector<double> costs(static_cast<size_t>(uniform() * W * steps_wanted), 1.0);
+      const std::vector<double> sparse =
+          dearest_first(uniform, W * steps_wanted - costs.size(), 0.6, 0.4);
+      costs.insert(costs.end(), sparse.begin(), sparse.end());
+      const auto steps = deal_lumps_evenly(costs, W);
+      std::vector<size_t> seen;
+      for (const auto& step : steps) {
+        EXPECT_EQ(step.size(), W);
+        seen.insert(seen.end(), step.begin(), step.end());
+      }
+      std::sort(seen.begin(), seen.end());
+      std::vector<size_t> all(costs.size());
+      std::iota(all.begin(), all.end(), 0);
+      EXPECT_EQ(seen, all) << "W " << W;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace evenfeed

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <numeric>
 #include <set>
 #include <tuple>
@@ -1105,6 +1106,26 @@ std::vector<uint64_t> plateau_with_sparse_documents(uint64_t seed) {
   return lengths;
 }
 
+// Two epochs at 8 ranks of plateau_with_sparse_documents(seed) for each of `seeds`,
+// bounded at the budget, windows of `window` samples (0: automatic): every sample
+// once, the worst step below `worst` and useful share above `useful`.
+void expect_sparse_documents_level(uint64_t window, std::initializer_list<uint64_t> seeds,
+                                   double worst, double useful) {
+  BucketingOptions o = quadratic_budget(4096);
+  o.max_batch_tokens = 4096;
+  o.window = window;
+  for (uint64_t seed : seeds) {
+    const std::vector<uint64_t> lengths = plateau_with_sparse_documents(seed);
+    SpanLengths source(lengths);
+    PlanMetrics metrics(source, o.cost.a);
+    plan_epochs(metrics, source, o, 8, seed);
+    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, worst) << "seed " << seed;
+    EXPECT_GT(metrics.useful_share(CostKind::kQuadratic), useful) << "seed " << seed;
+    EXPECT_EQ(metrics.total_dropped(), 0u);
+    EXPECT_EQ(metrics.total_duplicated(), 0u);
+  }
+}
+
 // The documents arrive a few per window, in the global order. Those at the budget make
 // whole steps as soon as eight are carried; the sparse ones were left to the last
 // window, where runs of the cost order put them in a step of their own or beside a few
@@ -1113,19 +1134,7 @@ std::vector<uint64_t> plateau_with_sparse_documents(uint64_t seed) {
 // come (spread_sparse_lumps): 1.048-1.064, useful share within 0.1 points. Fails
 // without the spread.
 TEST(TokenBudgetPlanner, SparseDocumentsAreSpreadOverTheStepsAtTheBudget) {
-  BucketingOptions o = quadratic_budget(4096);
-  o.max_batch_tokens = 4096;
-  o.window = 4096;
-  for (uint64_t seed : {1, 2, 3}) {
-    const std::vector<uint64_t> lengths = plateau_with_sparse_documents(seed);
-    SpanLengths source(lengths);
-    PlanMetrics metrics(source, o.cost.a);
-    plan_epochs(metrics, source, o, 8, seed);
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.07) << "seed " << seed;
-    EXPECT_GT(metrics.useful_share(CostKind::kQuadratic), 0.964) << "seed " << seed;
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
-  }
+  expect_sparse_documents_level(4096, {1, 2, 3}, 1.07, 0.964);
 }
 
 // The same corpus in one window (the automatic window holds all of it): every document
@@ -1134,18 +1143,7 @@ TEST(TokenBudgetPlanner, SparseDocumentsAreSpreadOverTheStepsAtTheBudget) {
 // of documents (FinishWay::deal_lumps, deal_lumps_evenly), the worst step is 1.041-1.086,
 // useful share 99.1-99.3% against 99.4%. Fails without the dealt end.
 TEST(TokenBudgetPlanner, InOneWindowSparseDocumentsAreDealtAmongThoseAtTheBudget) {
-  BucketingOptions o = quadratic_budget(4096);
-  o.max_batch_tokens = 4096;
-  for (uint64_t seed : {1, 2, 3, 4, 5, 6}) {
-    const std::vector<uint64_t> lengths = plateau_with_sparse_documents(seed);
-    SpanLengths source(lengths);
-    PlanMetrics metrics(source, o.cost.a);
-    plan_epochs(metrics, source, o, 8, seed);
-    EXPECT_LT(metrics.imbalance(CostKind::kQuadratic).max, 1.10) << "seed " << seed;
-    EXPECT_GT(metrics.useful_share(CostKind::kQuadratic), 0.99) << "seed " << seed;
-    EXPECT_EQ(metrics.total_dropped(), 0u);
-    EXPECT_EQ(metrics.total_duplicated(), 0u);
-  }
+  expect_sparse_documents_level(0, {1, 2, 3, 4, 5, 6}, 1.10, 0.99);
 }
 
 TEST(TokenBudgetPlanner, OfEndsAsLevelAtTheWorstTheMoreLevelOnAverageIsKept) {

@@ -5,7 +5,10 @@
       [--quadratic-a 2048] [--lump 0.667]
 
 A prototype over a `evenfeed plan --dump` under a token bound (added 2026-12-05,
-twenty-sixth session; not built). plan_lump_runs (bucketing/lump_runs.h) gives each step
+twenty-sixth session). The planner has since built what it pointed to, by other means:
+a census of the epoch's lumps taken before it is planned (bucketing/lump_census.h) and
+a window end that deals them (FinishWay::deal_lumps, deal_lumps_evenly); this still
+measures what dealing a dump's lumps would give. plan_lump_runs (bucketing/lump_runs.h) gives each step
 a run of the next dearest lumps (samples alone in a batch, dearer than --lump of the
 budget, which no batch of shorter samples reaches under the bound), completed with
 partners, and swap_to_level then exchanges single batches. Where the lumps below a

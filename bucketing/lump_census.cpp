@@ -4,7 +4,7 @@
 
 namespace evenfeed {
 
-// Matches WindowPlanner::lump_level under a token bound.
+// WindowPlanner::lump_level where this is not negative.
 double unmatched_lump_level(const BucketingOptions& options) {
   const uint64_t bound = options.max_batch_tokens;
   if (bound == 0) return -1;
@@ -33,35 +33,45 @@ LumpCensus take_lump_census(const LengthSource& lengths, const BucketingOptions&
   return census;
 }
 
-// The census's lumps' costs, dearest first.
-static std::vector<double> costs_dearest_first(const LumpCensus& census, const CostModel& cost) {
-  std::vector<double> costs;
-  for (size_t k = census.counts.size(); k-- > 0;)
-    costs.insert(costs.end(), census.counts[k], cost.per_sample(census.shortest + k));
-  return costs;
-}
-
 LumpSpread plan_lump_spread(const LumpCensus& census, const CostModel& cost, size_t world_size) {
-  const std::vector<double> costs = costs_dearest_first(census, cost);
-  const size_t W = world_size, whole = costs.size() / W * W;
+  uint64_t count = 0;
+  for (uint64_t c : census.counts) count += c;
+  const uint64_t W = world_size, whole = count / W * W;
   if (whole == 0) return {};
-  // The runs W at a time: their worst step and their time; spread, every whole step
-  // costs the dearest lump, and stands below it by the mean shortfall.
-  const double top = costs.front();
-  double worst = 1, runs_time = 0, shortfall = 0;
-  for (size_t i = 0; i < whole; i += W) {
-    double sum = 0;
-    for (size_t j = i; j < i + W; ++j) sum += costs[j];
-    worst = std::max(worst, costs[i] * static_cast<double>(W) / sum);
-    runs_time += costs[i];
-    shortfall += static_cast<double>(W) * top - sum;
+  // The lumps dearest first, W at a time, read off the counts without listing them:
+  // the runs' worst step and their time; spread, every whole step costs the dearest
+  // lump and stands below it by the mean shortfall. `reserve` is the cost of the first
+  // lump after the whole steps.
+  double top = 0, worst = 1, runs_time = 0, shortfall = 0, reserve = 0;
+  double run_sum = 0, run_head = 0;
+  uint64_t taken = 0;
+  for (size_t k = census.counts.size(); k-- > 0 && reserve == 0;) {
+    if (census.counts[k] == 0) continue;
+    const double c = cost.per_sample(census.shortest + k);
+    if (top == 0) top = c;
+    for (uint64_t left = census.counts[k]; left > 0;) {
+      if (taken == whole) {
+        reserve = c;
+        break;
+      }
+      if (taken % W == 0) run_head = c;
+      const uint64_t n = std::min(left, W - taken % W);  // into the current run
+      run_sum += static_cast<double>(n) * c;
+      taken += n;
+      left -= n;
+      if (taken % W == 0) {
+        worst = std::max(worst, run_head * static_cast<double>(W) / run_sum);
+        runs_time += run_head;
+        shortfall += static_cast<double>(W) * top - run_sum;
+        run_sum = 0;
+      }
+    }
   }
   const double spread_time = static_cast<double>(whole / W) * top;
   const double epoch_time = census.total_cost / static_cast<double>(W);
   if (worst <= kSpreadAbove || spread_time - runs_time > kSpreadTimeShare * epoch_time) return {};
   const double mean_share = 1 - shortfall / (static_cast<double>(whole) * top);
-  return {.most_ratio = (1 + kSpreadMargin) / mean_share,
-          .reserve_cost = whole < costs.size() ? costs[whole] : 0};
+  return {.most_ratio = (1 + kSpreadMargin) / mean_share, .reserve_cost = reserve};
 }
 
 }  // namespace evenfeed

@@ -210,6 +210,8 @@ class WindowPlanner {
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
   double lump_level() const;
+  bool has_unmatched_lumps() const;
+  bool is_unmatched_lump(double cost) const;
   std::vector<Planned> deal_lump_steps(std::vector<Entry>& leftover) const;
   void spread_sparse_lumps(std::vector<CoarseGroup>& groups, double filler_reach) const;
   std::vector<Planned> place_lumps(std::vector<Entry>& leftover, const FinishWay& way) const;

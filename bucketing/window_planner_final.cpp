@@ -445,7 +445,7 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
   with_piece_cuts(others, 0);
   // The unmatched lumps dealt evenly over the whole steps they fill (FinishWay::deal_lumps).
   const size_t first_dealt = others.size();
-  if (limits_.token_bound > 0 && lump_level() < limits_.budget) {
+  if (has_unmatched_lumps()) {
     others.push_back({.deal_lumps = true});
     others.push_back({.partners_to_measure = true, .deal_lumps = true});
     with_piece_cuts(others, first_dealt);

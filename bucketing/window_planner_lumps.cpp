@@ -21,8 +21,19 @@ static constexpr size_t kMorePartnerSteps = 4;
 // The most a batch of two or more samples can cost under the token bound (the budget
 // when there is none): a sample costing more is a lump, matched only by other lumps.
 double WindowPlanner::lump_level() const {
-  if (limits_.token_bound == 0) return limits_.budget;
-  return std::min(limits_.budget, 2 * options_.cost.per_sample(limits_.token_bound / 2));
+  const double level = unmatched_lump_level(options_);
+  return level < 0 ? limits_.budget : level;
+}
+
+// Whether some sample can cost more than any batch of two or more (lump_census.h).
+bool WindowPlanner::has_unmatched_lumps() const {
+  return unmatched_lump_level(options_) >= 0;
+}
+
+// Whether a sample costing `cost` is an unmatched lump: dearer than any batch of two or
+// more samples can be.
+bool WindowPlanner::is_unmatched_lump(double cost) const {
+  return has_unmatched_lumps() && cost > lump_level();
 }
 
 // The awkward band's pairs cost less than this share of the budget (FinishWay).
@@ -39,8 +50,7 @@ bool WindowPlanner::is_lump(const Entry& e, bool singletons, bool awkward) const
   if (awkward && most == 2 &&
       2 * options_.cost.per_sample(e.length) < kAwkwardPairShare * limits_.budget)
     return true;
-  return limits_.token_bound > 0 && lump_level() < limits_.budget &&
-         e.length > limits_.token_bound / 2;
+  return has_unmatched_lumps() && e.length > limits_.token_bound / 2;
 }
 
 size_t WindowPlanner::lump_count(const std::vector<Entry>& entries, bool singletons,
@@ -76,8 +86,9 @@ void WindowPlanner::spread_sparse_lumps(std::vector<CoarseGroup>& groups,
                                         double filler_reach) const {
   if (spread_.most_ratio == 0) return;
   const size_t W = world_size_;
-  const double level = lump_level();
-  auto unmatched = [&](const Batch& b) { return b.entries.size() == 1 && b.cost > level; };
+  auto unmatched = [this](const Batch& b) {
+    return b.entries.size() == 1 && is_unmatched_lump(b.cost);
+  };
   for (size_t g = 0; g < groups.size(); ++g) {
     std::vector<Batch>& whole = groups[g].batches;
     if (whole.size() != W || !std::all_of(whole.begin(), whole.end(), unmatched)) continue;
@@ -115,12 +126,11 @@ void WindowPlanner::spread_sparse_lumps(std::vector<CoarseGroup>& groups,
 std::vector<WindowPlanner::Planned> WindowPlanner::deal_lump_steps(
     std::vector<Entry>& leftover) const {
   const size_t W = world_size_;
-  const double level = lump_level();
   std::vector<Batch> lumps;
   std::vector<Entry> rest;
   for (const Entry& e : leftover) {
     const double cost = options_.cost.per_sample(e.length);
-    if (limits_.token_bound > 0 && cost > level)
+    if (is_unmatched_lump(cost))
       lumps.push_back({{e}, e.length, cost});
     else
       rest.push_back(e);

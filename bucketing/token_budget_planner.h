@@ -70,8 +70,11 @@ namespace evenfeed {
 // in the sparse ones as they come, where runs would leave a step of those above 1.10
 // (lump_census.h, WindowPlanner::spread_sparse_lumps; after 20916b0), 28 since a
 // window's end under a token bound is also made with the unmatched lumps that fill
-// whole steps dealt evenly over them (FinishWay::deal_lumps, after 02eaea4).
-inline constexpr int kTokenBudgetPlanRevision = 28;
+// whole steps dealt evenly over them (FinishWay::deal_lumps, after 02eaea4), 29 since a
+// window's step whose few dearest batches set its max/mean hands them to steps that
+// are longer anyway, for cheaper ones, once the window's steps are chosen
+// (shed_to_level.h, WindowPlanner::shed_and_swap).
+inline constexpr int kTokenBudgetPlanRevision = 29;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -464,6 +464,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
       plan_quietly_if_less_padded(planned, still, last, carry, carried_before, kQuieterNoiseCap);
     }
   }
+  shed_and_swap(planned);
   if (options_.mix_batches) mix_window(planned, window_index);
   return emit_in_chosen_order(planned, window_index, previous_mean, steps);
 }

@@ -71,7 +71,10 @@
 //    steps 1-5, with half the noise (reach and padding allowance); the quieter plan is
 //    kept when it pads less and its worst step is no less level, or level enough
 //    (plan_quietly_if_less_padded). One still above the 2% padding target is planned
-//    a third time, with the noise's cap narrowed by a quarter too.
+//    a third time, with the noise's cap narrowed by a quarter too. Last, with the
+//    window's steps chosen, a step whose max/mean is set by a few dear batches hands
+//    them to steps whose dearest is dearer, for cheaper ones (shed_and_swap,
+//    shed_to_level): it gets shorter and they no longer; the swaps are tried again.
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly
@@ -86,8 +89,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -245,6 +250,11 @@ class WindowPlanner {
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step, double& room) const;
   double padding_room(std::initializer_list<const std::vector<Planned>*> step_lists) const;
   void level_by_swaps(std::vector<Planned>& steps) const;
+  void shed_and_swap(std::vector<Planned>& steps) const;
+  using BatchIndexSteps = std::vector<std::vector<size_t>>;
+  void exchange_batches(
+      std::vector<Planned>& steps,
+      const std::function<void(std::span<const double>, BatchIndexSteps&)>& exchange) const;
   void move_to_level(std::vector<Planned>& steps) const;
   static size_t idle_ranks(const Planned& step);
   static double kth_dearest(const Planned& donor, size_t k);

@@ -1,0 +1,135 @@
+// shed_to_level: a step whose max/mean is set by a few dear batches hands them to
+// steps that are longer anyway, which the swaps of swap_to_level cannot do; and on
+// random steps no step ever gets longer or less level, and nothing is lost.
+#include "bucketing/shed_to_level.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "bucketing/lump_runs.h"
+
+namespace evenfeed {
+namespace {
+
+using Steps = std::vector<std::vector<size_t>>;
+
+double dearest(const std::vector<double>& costs, const std::vector<size_t>& step) {
+  double d = 0;
+  for (size_t id : step) d = std::max(d, costs[id]);
+  return d;
+}
+
+double max_over_mean(const std::vector<double>& costs, const std::vector<size_t>& step) {
+  double sum = 0;
+  for (size_t id : step) sum += costs[id];
+  return sum > 0 ? dearest(costs, step) * static_cast<double>(step.size()) / sum : 1.0;
+}
+
+// Steps of indices 0, 1, ... in order, `width` at a time.
+Steps steps_in_order(size_t count, size_t width) {
+  Steps steps(count / width);
+  for (size_t k = 0; k < count; ++k) steps[k / width].push_back(k);
+  return steps;
+}
+
+// At eight ranks, a step of two batches at 0.55 beside six at 0.45 (1.158), and two
+// steps of seven batches at the budget beside one at 0.5. The swaps can only lift the
+// first step's light batches with the 0.5s; given away, its two dearest leave it at 0.5
+// and its partners as long as before.
+TEST(ShedToLevel, HandsTheDearestBatchesToLongerSteps) {
+  std::vector<double> costs = {0.55, 0.55, 0.45, 0.45, 0.45, 0.45, 0.45, 0.45};
+  for (int step = 0; step < 2; ++step) {
+    costs.insert(costs.end(), 7, 1.0);
+    costs.push_back(0.5);
+  }
+  Steps swapped = steps_in_order(costs.size(), 8);
+  swap_to_level(costs, swapped, 32);
+  EXPECT_GT(max_over_mean(costs, swapped[0]), 1.12);
+  EXPECT_DOUBLE_EQ(dearest(costs, swapped[0]), 0.55);
+
+  Steps steps = steps_in_order(costs.size(), 8);
+  EXPECT_EQ(shed_to_level(costs, steps), 1u);
+  EXPECT_DOUBLE_EQ(dearest(costs, steps[0]), 0.5);
+  EXPECT_NEAR(max_over_mean(costs, steps[0]), 0.5 * 8 / 3.7, 1e-12);
+  for (size_t s = 1; s < 3; ++s) {
+    EXPECT_DOUBLE_EQ(dearest(costs, steps[s]), 1.0);
+    EXPECT_NEAR(max_over_mean(costs, steps[s]), 8 / 7.55, 1e-12);
+  }
+}
+
+// Steps cut from the cost order (each a run of it) are as short as the batches allow:
+// no step has a dearer partner with a cheaper batch, and nothing moves.
+TEST(ShedToLevel, LeavesRunsOfTheCostOrderAlone) {
+  const std::vector<double> costs = {1.0, 0.9, 0.8, 0.7, 0.6, 0.5};
+  Steps steps = steps_in_order(costs.size(), 2);
+  EXPECT_EQ(shed_to_level(costs, steps), 0u);
+  EXPECT_EQ(steps, steps_in_order(costs.size(), 2));
+}
+
+// A step within level_enough is not looked at; the dearer step here has no partner
+// as dear as its dearest batch.
+TEST(ShedToLevel, LeavesStepsThatAreLevelEnough) {
+  const std::vector<double> costs = {0.55, 0.4, 1.0, 0.5};  // 1.158 and 1.333
+  Steps steps = steps_in_order(costs.size(), 2);
+  EXPECT_EQ(shed_to_level(costs, steps, {.level_enough = 1.2}), 0u);
+  EXPECT_EQ(shed_to_level(costs, steps), 1u);
+  EXPECT_EQ(steps, (Steps{{3, 1}, {2, 0}}));
+}
+
+struct Lcg {
+  uint64_t state;
+  double operator()() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) / static_cast<double>(uint64_t{1} << 53);
+  }
+};
+
+// Random lumpy steps (a few dear batches among cheap ones, with ties): every batch is
+// still in exactly one step, every step as wide as before, no step's dearest batch or
+// max/mean higher than before, and each shed made the steps shorter in all.
+TEST(ShedToLevel, NoStepGetsLongerOrLessLevel) {
+  Lcg uniform{2026};
+  size_t shed_somewhere = 0;
+  for (int round = 0; round < 400; ++round) {
+    const auto W = static_cast<size_t>(2 + uniform() * 10);
+    const auto step_count = static_cast<size_t>(2 + uniform() * 6);
+    std::vector<double> costs(W * step_count);
+    for (double& c : costs) {
+      const double u = uniform();
+      c = u < 0.15 ? 0.6 + 0.4 * uniform() : u < 0.3 ? 0.25 : 0.01 + 0.3 * uniform();
+    }
+    Steps steps = steps_in_order(costs.size(), W);
+    // Shuffled, so that steps are not runs of the cost order.
+    for (size_t k = costs.size(); k-- > 1;) {
+      const auto j = static_cast<size_t>(uniform() * static_cast<double>(k + 1));
+      std::swap(steps[k / W][k % W], steps[j / W][j % W]);
+    }
+    const Steps before = steps;
+    const size_t sheds = shed_to_level(costs, steps, {.max_block = 4});
+    shed_somewhere += sheds > 0;
+    double time_before = 0, time_after = 0;
+    std::vector<size_t> seen;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      ASSERT_EQ(steps[s].size(), W) << "round " << round;
+      EXPECT_LE(dearest(costs, steps[s]), dearest(costs, before[s])) << "round " << round;
+      EXPECT_LE(max_over_mean(costs, steps[s]), max_over_mean(costs, before[s]) + 1e-12)
+          << "round " << round << " step " << s;
+      time_before += dearest(costs, before[s]);
+      time_after += dearest(costs, steps[s]);
+      seen.insert(seen.end(), steps[s].begin(), steps[s].end());
+    }
+    std::sort(seen.begin(), seen.end());
+    for (size_t k = 0; k < seen.size(); ++k) ASSERT_EQ(seen[k], k) << "round " << round;
+    if (sheds > 0) {
+      EXPECT_LT(time_after, time_before) << "round " << round;
+    }
+  }
+  // The property is not vacuous: many of these plans had something to shed.
+  EXPECT_GT(shed_somewhere, 100u);
+}
+
+}  // namespace
+}  // namespace evenfeed

@@ -4,14 +4,15 @@
   python3 bench/make_length_corpora.py /tmp/lc          # the corpora, once
   python3 bench/make_length_shapes.py /tmp/lc           # for --sweeps shapes
   python3 bench/plan_sweeps.py build/evenfeed /tmp/lc [--sweeps main,held,...]
-      [--jobs 2] [--out rows.txt] [--compare old_rows.txt]
+      [--jobs 2] [--seed N] [--out rows.txt] [--compare old_rows.txt]
 
 Each configuration is planned with the sweeps' command,
 
   evenfeed plan --lengths F --world-size W --tokens-per-rank T --oversize truncate
       --cost C --epochs 2 --no-baselines --json --dump D [extra flags]
 
-(`--synthetic 200000` for the synthetic corpus), and one row is printed per
+(`--synthetic 200000` for the synthetic corpus; `--seed N` added where asked for, 0
+otherwise, which the command's default gives the same plans as), and one row is printed per
 configuration: whether it meets every target (plan_targets.py), its figures, the
 report's bound and the md5 of its dump (the same md5 is the same plan). Then, per sweep, how many meet every target. With
 --compare, the rows whose figures or plan differ from an earlier run's output.
@@ -81,7 +82,7 @@ def key(row):
     return "|".join(str(v) for v in row)
 
 
-def plan_row(binary, corpora, row):
+def plan_row(binary, corpora, row, seed=0):
     sweep, corpus, cost, world, tokens, extra = row
     source = (["--synthetic", corpus.split(":")[1]] if corpus.startswith("synthetic:")
               else ["--lengths", os.path.join(corpora, corpus + ".txt")])
@@ -89,7 +90,7 @@ def plan_row(binary, corpora, row):
         dump = os.path.join(tmp, "plan.jsonl")
         cmd = [binary, "plan", *source, "--world-size", str(world), "--tokens-per-rank", str(tokens),
                "--oversize", "truncate", "--cost", cost, "--epochs", "2", "--no-baselines", "--json",
-               "--dump", dump, *extra.split()]
+               "--dump", dump, "--seed", str(seed), *extra.split()]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             return "%s | ERROR %s" % (key(row), done.stderr.strip())
@@ -131,11 +132,12 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out")
     parser.add_argument("--compare")
+    parser.add_argument("--seed", type=int, default=0, help="passed to evenfeed plan (default 0)")
     args = parser.parse_args()
     sweeps = args.sweeps.split(",")
     todo = configurations(sweeps)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        rows = sorted(pool.map(lambda r: plan_row(args.binary, args.corpora, r), todo))
+        rows = sorted(pool.map(lambda r: plan_row(args.binary, args.corpora, r, args.seed), todo))
     text = "\n".join(rows) + "\n"
     if args.out:
         with open(args.out, "w") as f:

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/support/random_steps.h"
+
 namespace evenfeed {
 namespace {
 
@@ -39,13 +41,7 @@ double exhaustive_worst(const std::vector<double>& lumps, const std::vector<doub
 }
 
 // Uniform doubles in [0, 1) from a 64-bit linear congruential generator.
-struct Lcg {
-  uint64_t state;
-  double operator()() {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(state >> 11) / 9007199254740992.0;
-  }
-};
+using testing::Lcg;
 
 // `n` costs drawn uniformly from [low, low + span), dearest first.
 std::vector<double> dearest_first(Lcg& uniform, size_t n, double low, double span) {
@@ -76,7 +72,8 @@ TEST(LumpRuns, MatchesAnExhaustiveSearch) {
     const std::vector<double> partners = dearest_first(uniform, m, 0.01, 0.6);
     const double expected = exhaustive_worst(lumps, partners, W);
     const auto runs = plan_lump_runs(lumps, partners, W);
-    SCOPED_TRACE(testing::Message() << "trial " << trial << " W=" << W << " n=" << n << " m=" << m);
+    SCOPED_TRACE(::testing::Message()
+                 << "trial " << trial << " W=" << W << " n=" << n << " m=" << m);
     if (expected == std::numeric_limits<double>::infinity()) {
       EXPECT_FALSE(runs.has_value());
       continue;
@@ -251,7 +248,7 @@ TEST(CoarseRuns, MatchExhaustiveSearchAndStayWithinTheFillers) {
   for (int trial = 0; trial < 200; ++trial) {
     const size_t W = 2 + trial % 4, n = 1 + trial % 10;
     const std::vector<double> costs = dearest_first(uniform, n, 0.3, 0.7);
-    SCOPED_TRACE(testing::Message() << "trial " << trial << " W=" << W << " n=" << n);
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " W=" << W << " n=" << n);
     const auto ample = plan_coarse_runs(costs, 1e9, W, 2.0);
     ASSERT_TRUE(ample.has_value());
     EXPECT_NEAR(ample->excess, exhaustive_coarse_excess(costs, W, 1e9), 1e-9);
@@ -333,13 +330,7 @@ void swap_to_level_by_scan(const std::vector<double>& costs,
 TEST(LumpRuns, SwapsAreThoseOfTheFullScan) {
   Lcg uniform{12345};
   for (int round = 0; round < 300; ++round) {
-    const auto W = static_cast<size_t>(2 + uniform() * 10);
-    const auto step_count = static_cast<size_t>(2 + uniform() * 6);
-    std::vector<double> costs(W * step_count);
-    for (double& c : costs) {
-      const double u = uniform();
-      c = u < 0.15 ? 0.6 + 0.4 * uniform() : u < 0.3 ? 0.25 : 0.01 + 0.3 * uniform();
-    }
+    const auto [W, step_count, costs] = testing::lumpy_costs(uniform);
     std::vector<std::vector<size_t>> steps(step_count);
     for (size_t k = 0; k < costs.size(); ++k) steps[k / W].push_back(k);
     std::vector<std::vector<size_t>> expected = steps;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bucketing/lump_runs.h"
+#include "tests/support/random_steps.h"
 
 namespace evenfeed {
 namespace {
@@ -79,28 +80,14 @@ TEST(ShedToLevel, LeavesStepsThatAreLevelEnough) {
   EXPECT_EQ(steps, (Steps{{3, 1}, {2, 0}}));
 }
 
-struct Lcg {
-  uint64_t state;
-  double operator()() {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<double>(state >> 11) / static_cast<double>(uint64_t{1} << 53);
-  }
-};
-
 // Random lumpy steps (a few dear batches among cheap ones, with ties): every batch is
 // still in exactly one step, every step as wide as before, no step's dearest batch or
 // max/mean higher than before, and each shed made the steps shorter in all.
 TEST(ShedToLevel, NoStepGetsLongerOrLessLevel) {
-  Lcg uniform{2026};
+  testing::Lcg uniform{2026};
   size_t shed_somewhere = 0;
   for (int round = 0; round < 400; ++round) {
-    const auto W = static_cast<size_t>(2 + uniform() * 10);
-    const auto step_count = static_cast<size_t>(2 + uniform() * 6);
-    std::vector<double> costs(W * step_count);
-    for (double& c : costs) {
-      const double u = uniform();
-      c = u < 0.15 ? 0.6 + 0.4 * uniform() : u < 0.3 ? 0.25 : 0.01 + 0.3 * uniform();
-    }
+    const auto [W, step_count, costs] = testing::lumpy_costs(uniform);
     Steps steps = steps_in_order(costs.size(), W);
     // Shuffled, so that steps are not runs of the cost order.
     for (size_t k = costs.size(); k-- > 1;) {

@@ -18,9 +18,8 @@ struct Where {
 };
 
 // One shed: a step's batches `given`, each for the batch `taken` of another step (both
-// indices into costs), leaving the step at max/mean `after`.
+// indices into costs).
 struct Shed {
-  double after = 0;
   std::vector<size_t> given;
   std::vector<size_t> taken;
 };
@@ -28,7 +27,11 @@ struct Shed {
 class Shedder {
  public:
   Shedder(std::span<const double> costs, std::vector<std::vector<size_t>>& steps)
-      : costs_(costs), steps_(steps), where_(costs.size()), by_cost_(steps.size()) {
+      : costs_(costs),
+        steps_(steps),
+        where_(costs.size()),
+        by_cost_(steps.size()),
+        sums_(steps.size(), 0.0) {
     for (size_t s = 0; s < steps_.size(); ++s) {
       for (size_t p = 0; p < steps_[s].size(); ++p) where_[steps_[s][p]] = {s, p};
       recount(s);
@@ -63,7 +66,6 @@ class Shedder {
     by_cost_[s] = steps_[s];
     std::stable_sort(by_cost_[s].begin(), by_cost_[s].end(),
                      [&](size_t a, size_t b) { return cost(a) > cost(b); });
-    if (sums_.size() <= s) sums_.resize(s + 1);
     sums_[s] = 0;
     for (size_t id : steps_[s]) sums_[s] += cost(id);
   }
@@ -131,7 +133,7 @@ class Shedder {
             ratio(std::max(next, taken_dearest), sums_[s] - shed_sum + taken_sum, width);
         if (after < best_after) {
           best_after = after;
-          best = Shed{after, {by_cost.begin(), by_cost.begin() + static_cast<long>(k)}, *taken};
+          best = Shed{{by_cost.begin(), by_cost.begin() + static_cast<long>(k)}, *taken};
         }
       }
     }

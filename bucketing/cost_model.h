@@ -5,6 +5,7 @@
 // attention). The per-rank budget is the cost of one sample of the budget's length.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -26,6 +27,12 @@ struct CostModel {
   // The cost limit for a per-rank budget of `tokens_per_rank` tokens.
   double budget(uint64_t tokens_per_rank) const { return per_sample(tokens_per_rank); }
 };
+
+// A step's rank imbalance, max/mean of its ranks' costs: its dearest batch against the
+// mean of `width` ranks that cost `sum` together. A step of no work is level (1).
+inline double step_imbalance(double dearest, double sum, size_t width) {
+  return sum > 0 ? dearest * static_cast<double>(width) / sum : 1.0;
+}
 
 CostKind parse_cost_kind(const std::string& name);  // "linear" or "quadratic"
 const char* cost_kind_name(CostKind kind);

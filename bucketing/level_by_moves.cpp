@@ -64,7 +64,7 @@ class Mover {
 
   double ratio(size_t s) const { return ratio_of(step_shapes_[s], steps_[s].size()); }
   static double ratio_of(const StepShape& shape, size_t ranks) {
-    return shape.sum > 0 ? shape.dearest * static_cast<double>(ranks) / shape.sum : 1.0;
+    return step_imbalance(shape.dearest, shape.sum, ranks);
   }
 
   BatchShape shape_of(const std::vector<size_t>& batch) const {

@@ -5,6 +5,8 @@
 #include <limits>
 #include <optional>
 
+#include "bucketing/cost_model.h"
+
 namespace evenfeed {
 namespace {
 
@@ -61,7 +63,7 @@ std::optional<LumpRuns> plan_lump_runs(std::span<const double> lumps,
         const double mass =
             lump_sum[i + run] - lump_sum[i] + partner_sum[used + fill] - partner_sum[used];
         const double dearest = fill > 0 ? std::max(lumps[i], partners[used]) : lumps[i];
-        const double ratio = dearest * static_cast<double>(W) / mass;
+        const double ratio = step_imbalance(dearest, mass, W);
         const Placement candidate{std::max(ratio, rest.worst), ratio - 1 + rest.excess, run};
         if (better(candidate, here)) here = candidate;
       }
@@ -241,15 +243,11 @@ StepShape shape_of(std::span<const double> costs, const std::vector<size_t>& ste
   return shape;
 }
 
-double ratio(double dearest, double sum, size_t width) {
-  return sum > 0 ? dearest * static_cast<double>(width) / sum : 1.0;
-}
-
 // max/mean of a step after one of its batches, costing `out`, is replaced by one costing
 // `in`.
 double ratio_after(const StepShape& s, double out, double in, size_t width) {
   const double rest = out == s.dearest ? s.second : s.dearest;
-  return ratio(std::max(rest, in), s.sum - out + in, width);
+  return step_imbalance(std::max(rest, in), s.sum - out + in, width);
 }
 
 struct Swap {
@@ -270,7 +268,7 @@ std::optional<Swap> best_swap(std::span<const double> costs,
                               const std::vector<StepShape>& shapes, size_t worst) {
   const StepShape& w = shapes[worst];
   const size_t width = steps[worst].size();
-  const double now = ratio(w.dearest, w.sum, width);
+  const double now = step_imbalance(w.dearest, w.sum, width);
   std::optional<Swap> best;
   auto best_after = [&] { return best ? best->after : now; };
   for (size_t x = 0; x < width; ++x) {
@@ -281,7 +279,7 @@ std::optional<Swap> best_swap(std::span<const double> costs,
       const StepShape& p = shapes[t];
       if (t == worst || p.dearest <= out) continue;
       if (ratio_after(w, out, std::clamp(rest, out, p.dearest), width) > best_after()) continue;
-      if (ratio(std::max(p.second, out), p.sum, steps[t].size()) > best_after()) continue;
+      if (step_imbalance(std::max(p.second, out), p.sum, steps[t].size()) > best_after()) continue;
       for (size_t y = 0; y < steps[t].size(); ++y) {
         const double in = costs[steps[t][y]];
         if (in <= out) continue;
@@ -330,8 +328,8 @@ void swap_to_level(std::span<const double> costs, std::vector<std::vector<size_t
     size_t worst = 0;
     for (size_t s = 0; s < steps.size(); ++s) {
       shapes.push_back(shape_of(costs, steps[s]));
-      if (ratio(shapes[s].dearest, shapes[s].sum, steps[s].size()) >
-          ratio(shapes[worst].dearest, shapes[worst].sum, steps[worst].size()))
+      if (step_imbalance(shapes[s].dearest, shapes[s].sum, steps[s].size()) >
+          step_imbalance(shapes[worst].dearest, shapes[worst].sum, steps[worst].size()))
         worst = s;
     }
     const std::optional<Swap> swap = best_swap(costs, steps, shapes, worst);

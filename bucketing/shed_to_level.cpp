@@ -5,12 +5,10 @@
 #include <numeric>
 #include <optional>
 
+#include "bucketing/cost_model.h"
+
 namespace evenfeed {
 namespace {
-
-double ratio(double dearest, double sum, size_t width) {
-  return sum > 0 ? dearest * static_cast<double>(width) / sum : 1.0;
-}
 
 // Where each batch runs: its step and its place in it.
 struct Where {
@@ -59,7 +57,7 @@ class Shedder {
   double cost(size_t id) const { return costs_[id]; }
   double dearest(size_t s) const { return by_cost_[s].empty() ? 0 : cost(by_cost_[s].front()); }
   double cheapest(size_t s) const { return by_cost_[s].empty() ? 0 : cost(by_cost_[s].back()); }
-  double ratio_of(size_t s) const { return ratio(dearest(s), sums_[s], steps_[s].size()); }
+  double ratio_of(size_t s) const { return step_imbalance(dearest(s), sums_[s], steps_[s].size()); }
 
   // Step s's batches dearest first, and their sum, after it changed.
   void recount(size_t s) {
@@ -130,7 +128,7 @@ class Shedder {
           taken_dearest = std::max(taken_dearest, cost(id));
         }
         const double after =
-            ratio(std::max(next, taken_dearest), sums_[s] - shed_sum + taken_sum, width);
+            step_imbalance(std::max(next, taken_dearest), sums_[s] - shed_sum + taken_sum, width);
         if (after < best_after) {
           best_after = after;
           best = Shed{{by_cost.begin(), by_cost.begin() + static_cast<long>(k)}, *taken};

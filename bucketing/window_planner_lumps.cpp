@@ -285,7 +285,7 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
       dearest = std::max(dearest, b.cost);
       placement.partners.push_back(std::move(b));
     }
-    const double ratio = mass > 0 ? dearest * static_cast<double>(world_size_) / mass : 1.0;
+    const double ratio = step_imbalance(dearest, mass, world_size_);
     placement.runs.worst = std::max(placement.runs.worst, ratio);
   }
   std::vector<Entry> left;

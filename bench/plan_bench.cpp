@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bucketing/token_budget_planner.h"
+#include "core/heap_reuse.h"
 
 int run(int argc, char** argv) {
   using namespace evenfeed;
@@ -27,6 +28,7 @@ int run(int argc, char** argv) {
   o.cost.kind = argc > 4 ? parse_cost_kind(argv[4]) : CostKind::kLinear;
   o.oversize = OversizePolicy::kTruncate;  // the generated tail may pass the budget
   SyntheticLengths lengths(n, 1);
+  keep_freed_heap_for_reuse();  // as `evenfeed plan` does
   const auto start = std::chrono::steady_clock::now();
   TokenBudgetPlanner planner(lengths, o, world, {1, 0, {}});
   PlanStep step;

@@ -73,8 +73,10 @@ namespace evenfeed {
 // whole steps dealt evenly over them (FinishWay::deal_lumps, after 02eaea4), 29 since a
 // window's step whose few dearest batches set its max/mean hands them to steps that
 // are longer anyway, for cheaper ones, once the window's steps are chosen
-// (shed_to_level.h, WindowPlanner::shed_and_swap).
-inline constexpr int kTokenBudgetPlanRevision = 29;
+// (shed_to_level.h, WindowPlanner::shed_and_swap), 30 since after the shed two of a
+// window's steps whose costs overlap are split again in cost order where that levels
+// them (split_in_cost_order.h; after b7eae60).
+inline constexpr int kTokenBudgetPlanRevision = 30;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

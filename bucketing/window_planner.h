@@ -75,6 +75,9 @@
 //    window's steps chosen, a step whose max/mean is set by a few dear batches hands
 //    them to steps whose dearest is dearer, for cheaper ones (shed_and_swap,
 //    shed_to_level): it gets shorter and they no longer; the swaps are tried again.
+//    Then two steps whose costs overlap take the dearer and the cheaper half of their
+//    batches, where the worse of the two is no less level and the two more level
+//    together (split_in_cost_order): never longer; the swaps are tried once more.
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly

@@ -14,6 +14,7 @@
 #include "bucketing/level_by_moves.h"
 #include "bucketing/lump_runs.h"
 #include "bucketing/shed_to_level.h"
+#include "bucketing/split_in_cost_order.h"
 #include "bucketing/window_planner.h"
 #include "bucketing/window_planner_parts.h"
 
@@ -649,13 +650,16 @@ void WindowPlanner::level_by_swaps(std::vector<Planned>& steps) const {
 // after each round. Only then, so that no choice between plans sees it: made where
 // level_by_swaps is, it left an end level enough (kLevelEnough) for the better ends
 // that are tried only when it is not to be skipped (1.8 million sentences at 64 ranks,
-// 16,384 tokens, quadratic: one more step an epoch, useful share -1.2 points).
+// 16,384 tokens, quadratic: one more step an epoch, useful share -1.2 points). Last,
+// pairs of steps whose costs overlap are split again in cost order where that levels
+// them (split_in_cost_order), never lengthening them, and the swaps tried once more.
 void WindowPlanner::shed_and_swap(std::vector<Planned>& steps) const {
   const size_t W = world_size_;
   exchange_batches(steps, [W](std::span<const double> costs, BatchIndexSteps& members) {
     const ShedOptions shed{.level_enough = kSwapUntil};
     for (int round = 0; round < kShedRounds && shed_to_level(costs, members, shed) > 0; ++round)
       swap_to_level(costs, members, 4 * W);
+    if (split_in_cost_order(costs, members) > 0) swap_to_level(costs, members, 4 * W);
   });
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/heap_reuse.h"
 #include "loader/dataset.h"
 #include "tools/commands.h"
 #include "tools/plan_report.h"
@@ -160,6 +161,7 @@ void add_plan(CLI::App& app, Runner& run) {
       } else {
         lengths = std::make_unique<SyntheticLengths>(synthetic, r.seed);
       }
+      keep_freed_heap_for_reuse();  // the planner frees and refills a window's vectors
       nlohmann::json report = run_plan_report(*lengths, r);
       if (json) {
         std::printf("%s\n", report.dump().c_str());

@@ -15,26 +15,10 @@
 namespace evenfeed {
 namespace {
 
-using Steps = std::vector<std::vector<size_t>>;
-
-double dearest(const std::vector<double>& costs, const std::vector<size_t>& step) {
-  double d = 0;
-  for (size_t id : step) d = std::max(d, costs[id]);
-  return d;
-}
-
-double max_over_mean(const std::vector<double>& costs, const std::vector<size_t>& step) {
-  double sum = 0;
-  for (size_t id : step) sum += costs[id];
-  return sum > 0 ? dearest(costs, step) * static_cast<double>(step.size()) / sum : 1.0;
-}
-
-// Steps of indices 0, 1, ... in order, `width` at a time.
-Steps steps_in_order(size_t count, size_t width) {
-  Steps steps(count / width);
-  for (size_t k = 0; k < count; ++k) steps[k / width].push_back(k);
-  return steps;
-}
+using testing::dearest;
+using testing::max_over_mean;
+using testing::Steps;
+using testing::steps_in_order;
 
 // At eight ranks, a step of two batches at 0.55 beside six at 0.45 (1.158), and two
 // steps of seven batches at the budget beside one at 0.5. The swaps can only lift the
@@ -89,11 +73,7 @@ TEST(ShedToLevel, NoStepGetsLongerOrLessLevel) {
   for (int round = 0; round < 400; ++round) {
     const auto [W, step_count, costs] = testing::lumpy_costs(uniform);
     Steps steps = steps_in_order(costs.size(), W);
-    // Shuffled, so that steps are not runs of the cost order.
-    for (size_t k = costs.size(); k-- > 1;) {
-      const auto j = static_cast<size_t>(uniform() * static_cast<double>(k + 1));
-      std::swap(steps[k / W][k % W], steps[j / W][j % W]);
-    }
+    testing::shuffle_batches(steps, W, uniform);
     const Steps before = steps;
     const size_t sheds = shed_to_level(costs, steps, {.max_block = 4});
     shed_somewhere += sheds > 0;

@@ -1,9 +1,12 @@
 // Random plans of steps for the tests of batch exchanges between steps (swap_to_level,
-// shed_to_level): a small deterministic generator, and lumpy batch costs.
+// shed_to_level, split_in_cost_order): a small deterministic generator, lumpy batch
+// costs, and what the tests measure of a step (each a list of indices into the costs).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace evenfeed::testing {
@@ -35,6 +38,37 @@ inline LumpyCosts lumpy_costs(Lcg& uniform) {
     c = u < 0.15 ? 0.6 + 0.4 * uniform() : u < 0.3 ? 0.25 : 0.01 + 0.3 * uniform();
   }
   return out;
+}
+
+using Steps = std::vector<std::vector<size_t>>;
+
+inline double dearest(const std::vector<double>& costs, const std::vector<size_t>& step) {
+  double d = 0;
+  for (size_t id : step) d = std::max(d, costs[id]);
+  return d;
+}
+
+inline double max_over_mean(const std::vector<double>& costs, const std::vector<size_t>& step) {
+  double sum = 0;
+  for (size_t id : step) sum += costs[id];
+  return sum > 0 ? dearest(costs, step) * static_cast<double>(step.size()) / sum : 1.0;
+}
+
+// Steps of indices 0, 1, ... in order, `width` at a time.
+inline Steps steps_in_order(size_t count, size_t width) {
+  Steps steps(count / width);
+  for (size_t k = 0; k < count; ++k) steps[k / width].push_back(k);
+  return steps;
+}
+
+// The batches dealt at random among the steps (each `width` wide), so that steps are not
+// runs of the cost order.
+inline void shuffle_batches(Steps& steps, size_t width, Lcg& uniform) {
+  const size_t count = steps.size() * width;
+  for (size_t k = count; k-- > 1;) {
+    const auto j = static_cast<size_t>(uniform() * static_cast<double>(k + 1));
+    std::swap(steps[k / width][k % width], steps[j / width][j % width]);
+  }
 }
 
 }  // namespace evenfeed::testing

@@ -81,18 +81,11 @@ TEST(SplitInCostOrder, NeverLengthensThePlanOrItsWorstStep) {
   size_t split_somewhere = 0;
   for (int round = 0; round < 400; ++round) {
     const auto [W, step_count, costs] = testing::lumpy_costs(uniform);
-    Steps steps = steps_in_order(costs.size(), W);
-    testing::shuffle_batches(steps, W, uniform);
+    Steps steps = testing::shuffled_steps(costs.size(), W, uniform);
     const Steps before = steps;
     const size_t splits = split_in_cost_order(costs, steps);
     split_somewhere += splits > 0;
-    std::vector<size_t> seen;
-    for (const auto& step : steps) {
-      ASSERT_EQ(step.size(), W) << "round " << round;
-      seen.insert(seen.end(), step.begin(), step.end());
-    }
-    std::sort(seen.begin(), seen.end());
-    for (size_t k = 0; k < seen.size(); ++k) ASSERT_EQ(seen[k], k) << "round " << round;
+    ASSERT_TRUE(testing::holds_each_batch_once(steps, W, costs.size())) << "round " << round;
     EXPECT_LE(time_of(costs, steps), time_of(costs, before) + 1e-12) << "round " << round;
     EXPECT_LE(worst_of(costs, steps), worst_of(costs, before) + 1e-12) << "round " << round;
     if (splits > 0) {

@@ -71,4 +71,25 @@ inline void shuffle_batches(Steps& steps, size_t width, Lcg& uniform) {
   }
 }
 
+// Steps of `count` batches, `width` at a time, dealt at random.
+inline Steps shuffled_steps(size_t count, size_t width, Lcg& uniform) {
+  Steps steps = steps_in_order(count, width);
+  shuffle_batches(steps, width, uniform);
+  return steps;
+}
+
+// Whether every step is `width` wide and every batch 0..count-1 is in exactly one step.
+inline bool holds_each_batch_once(const Steps& steps, size_t width, size_t count) {
+  std::vector<size_t> seen;
+  for (const auto& step : steps) {
+    if (step.size() != width) return false;
+    seen.insert(seen.end(), step.begin(), step.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  if (seen.size() != count) return false;
+  for (size_t k = 0; k < count; ++k)
+    if (seen[k] != k) return false;
+  return true;
+}
+
 }  // namespace evenfeed::testing

@@ -22,10 +22,17 @@ level / f(longest) samples, and the next longest lose least by sharing it), so i
 least level is the least dearest batch of any cut into W: where that is no cheaper
 than the plan's dearest, no cut of the same samples lowers the step's max.
 
+With --epoch-splits (no --steps): the planner's split in cost order
+(bucketing/split_in_cost_order.h: two steps whose costs overlap take the dearer and the
+cheaper half of their batches, where the worse of the two is no less level and the two
+more level together), tried over every pair of steps of each whole epoch, as the planner
+cannot: it plans and hands out one window at a time. Prints the plan's imbalance mean
+and p99 and its time before and after.
+
 Lengths longer than --tokens count as --tokens (--oversize truncate)."""
 import collections
 
-from plan_dump import (checked_dump_batches, lengths_cut_to_budget, per_sample_cost,
+from plan_dump import (checked_dump_batches, lengths_cut_to_budget, p99, per_sample_cost,
                        plan_dump_parser)
 
 TOOL = "plan_step_cuts"
@@ -98,12 +105,59 @@ def show_recut(samples, costs, lengths, f):
           % (max(cut), max(cut) / max(costs), imbalance(cut)))
 
 
+def split_epoch(steps):
+    """Pairs of `steps` (lists of costs) split in cost order while any pair gains."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(steps)):
+            for j in range(i + 1, len(steps)):
+                a, b = steps[i], steps[j]
+                if len(a) != len(b) or not (min(a) < max(b) and min(b) < max(a)):
+                    continue
+                pool = sorted(a + b, reverse=True)
+                dear, cheap = pool[:len(a)], pool[len(a):]
+                worse_before = max(imbalance(a), imbalance(b))
+                if max(imbalance(dear), imbalance(cheap)) > worse_before + 1e-12:
+                    continue
+                if imbalance(dear) + imbalance(cheap) >= imbalance(a) + imbalance(b) - 1e-9:
+                    continue
+                steps[i], steps[j] = dear, cheap
+                changed = True
+
+
+def show_epoch_splits(costs_by_step):
+    before, after, time_before, time_after = [], [], 0.0, 0.0
+    for epoch in sorted({e for e, _ in costs_by_step}):
+        steps = [list(costs_by_step[k]) for k in sorted(costs_by_step) if k[0] == epoch]
+        before += [imbalance(c) for c in steps]
+        time_before += sum(max(c) for c in steps)
+        split_epoch(steps)
+        after += [imbalance(c) for c in steps]
+        time_after += sum(max(c) for c in steps)
+    print("before: mean %.4f p99 %.3f" % (sum(before) / len(before), p99(before)))
+    print("after:  mean %.4f p99 %.3f" % (sum(after) / len(after), p99(after)))
+    print("time after / before: %.4f" % (time_after / time_before))
+
+
 def main():
     parser = plan_dump_parser(__doc__.splitlines()[0])
     parser.add_argument("--epoch", type=int, default=0)
-    parser.add_argument("--steps", type=int, nargs="+", required=True)
+    parser.add_argument("--steps", type=int, nargs="+")
     parser.add_argument("--recut", action="store_true", help="cut one step's samples again")
+    parser.add_argument("--epoch-splits", action="store_true",
+                        help="split pairs of steps of each whole epoch in cost order")
     args = parser.parse_args()
+    if args.epoch_splits:
+        lengths = lengths_cut_to_budget(args, TOOL)
+        f = per_sample_cost(args.cost, args.quadratic_a)
+        by_step = collections.defaultdict(list)
+        for epoch, step, _, cost in checked_dump_batches(args, lengths, f, TOOL):
+            by_step[(epoch, step)].append(cost)
+        show_epoch_splits(by_step)
+        return
+    if not args.steps:
+        raise SystemExit(f"{TOOL}: pass --steps S [S ...] (or --epoch-splits)")
     if args.recut and len(args.steps) != 1:
         raise SystemExit(f"{TOOL}: --recut takes one step; pass --steps S")
     lengths = lengths_cut_to_budget(args, TOOL)

@@ -34,13 +34,9 @@ import collections
 
 from plan_dump import (checked_dump_batches, lengths_cut_to_budget, p99, per_sample_cost,
                        plan_dump_parser)
+from plan_dump import ratio as imbalance
 
 TOOL = "plan_step_cuts"
-
-
-def imbalance(costs):
-    total = sum(costs)
-    return max(costs) * len(costs) / total if total > 0 else 1.0
 
 
 def in_cost_order(steps):
@@ -148,20 +144,18 @@ def main():
     parser.add_argument("--epoch-splits", action="store_true",
                         help="split pairs of steps of each whole epoch in cost order")
     args = parser.parse_args()
+    if args.epoch_splits == bool(args.steps):
+        raise SystemExit(f"{TOOL}: pass either --steps S [S ...] or --epoch-splits")
+    if args.recut and len(args.steps or []) != 1:
+        raise SystemExit(f"{TOOL}: --recut takes one step; pass --steps S")
+    lengths = lengths_cut_to_budget(args, TOOL)
+    f = per_sample_cost(args.cost, args.quadratic_a)
     if args.epoch_splits:
-        lengths = lengths_cut_to_budget(args, TOOL)
-        f = per_sample_cost(args.cost, args.quadratic_a)
         by_step = collections.defaultdict(list)
         for epoch, step, _, cost in checked_dump_batches(args, lengths, f, TOOL):
             by_step[(epoch, step)].append(cost)
         show_epoch_splits(by_step)
         return
-    if not args.steps:
-        raise SystemExit(f"{TOOL}: pass --steps S [S ...] (or --epoch-splits)")
-    if args.recut and len(args.steps) != 1:
-        raise SystemExit(f"{TOOL}: --recut takes one step; pass --steps S")
-    lengths = lengths_cut_to_budget(args, TOOL)
-    f = per_sample_cost(args.cost, args.quadratic_a)
     costs, samples = collections.defaultdict(list), collections.defaultdict(list)
     for epoch, step, batch, cost in checked_dump_batches(args, lengths, f, TOOL):
         if epoch == args.epoch and step in args.steps:

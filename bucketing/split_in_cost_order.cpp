@@ -8,16 +8,11 @@
 namespace evenfeed {
 namespace {
 
-// What the search keeps of each step: its cheapest and dearest batch and its sum.
-struct Range {
-  double cheapest = 0, dearest = 0, sum = 0;
-};
-
 class CostOrderSplitter {
  public:
   CostOrderSplitter(std::span<const double> costs, std::vector<std::vector<size_t>>& steps)
-      : costs_(costs), steps_(steps), by_cost_(steps.size()), ranges_(steps.size()) {
-    for (size_t s = 0; s < steps_.size(); ++s) sort_and_measure(s);
+      : costs_(costs), steps_(steps), by_cost_(steps.size()), sums_(steps.size(), 0.0) {
+    for (size_t s = 0; s < steps_.size(); ++s) sort_and_sum(s);
   }
 
   // One pass over every pair; the splits made.
@@ -30,27 +25,27 @@ class CostOrderSplitter {
   }
 
  private:
-  // Step s's batches dearest first (ties in their order), and its range. The step
-  // itself keeps its order (its ranks) until it is split.
-  void sort_and_measure(size_t s) {
-    std::vector<size_t>& step = by_cost_[s];
-    step = steps_[s];
-    std::stable_sort(step.begin(), step.end(),
+  // Step s's batches dearest first (ties in their order), and its sum. The step itself
+  // keeps its order (its ranks) until it is split.
+  void sort_and_sum(size_t s) {
+    by_cost_[s] = steps_[s];
+    std::stable_sort(by_cost_[s].begin(), by_cost_[s].end(),
                      [&](size_t x, size_t y) { return costs_[x] > costs_[y]; });
-    Range r;
-    if (!step.empty()) {
-      r.dearest = costs_[step.front()];
-      r.cheapest = costs_[step.back()];
-    }
-    for (size_t id : steps_[s]) r.sum += costs_[id];
-    ranges_[s] = r;
+    for (size_t id : steps_[s]) sums_[s] += costs_[id];
+  }
+
+  // Of a step that is not empty.
+  double dearest(size_t s) const { return costs_[by_cost_[s].front()]; }
+  double cheapest(size_t s) const { return costs_[by_cost_[s].back()]; }
+  double imbalance(size_t s) const {
+    return step_imbalance(dearest(s), sums_[s], steps_[s].size());
   }
 
   // Whether some batch of each step is cheaper than the other's dearest: otherwise the
   // two are in cost order already.
   bool overlap(size_t a, size_t b) const {
-    return steps_[a].size() == steps_[b].size() && !steps_[a].empty() &&
-           ranges_[a].cheapest < ranges_[b].dearest && ranges_[b].cheapest < ranges_[a].dearest;
+    return steps_[a].size() == steps_[b].size() && !steps_[a].empty() && cheapest(a) < dearest(b) &&
+           cheapest(b) < dearest(a);
   }
 
   // Steps a and b's batches in cost order, a's first on ties, into merged_.
@@ -64,18 +59,16 @@ class CostOrderSplitter {
   bool split_if_better(size_t a, size_t b) {
     const size_t width = steps_[a].size();
     // The dearer half goes to the step that held the dearest batch.
-    const bool a_dearer = ranges_[a].dearest >= ranges_[b].dearest;
-    const size_t dearer = a_dearer ? a : b, other = a_dearer ? b : a;
+    const size_t dearer = dearest(a) >= dearest(b) ? a : b, other = dearer == a ? b : a;
     merge(a, b);
-    Range dear{costs_[merged_[width - 1]], costs_[merged_.front()], 0};
-    Range cheap{costs_[merged_.back()], costs_[merged_[width]], 0};
+    double dear_sum = 0, cheap_sum = 0;
     for (size_t k = 0; k < width; ++k) {
-      dear.sum += costs_[merged_[k]];
-      cheap.sum += costs_[merged_[width + k]];
+      dear_sum += costs_[merged_[k]];
+      cheap_sum += costs_[merged_[width + k]];
     }
-    const double before_dearer = imbalance(ranges_[dearer], width);
-    const double before_other = imbalance(ranges_[other], width);
-    const double after_dear = imbalance(dear, width), after_cheap = imbalance(cheap, width);
+    const double before_dearer = imbalance(dearer), before_other = imbalance(other);
+    const double after_dear = step_imbalance(costs_[merged_.front()], dear_sum, width);
+    const double after_cheap = step_imbalance(costs_[merged_[width]], cheap_sum, width);
     if (std::max(after_dear, after_cheap) > std::max(before_dearer, before_other) + 1e-12)
       return false;
     if (after_dear + after_cheap >= before_dearer + before_other - 1e-9) return false;
@@ -83,20 +76,16 @@ class CostOrderSplitter {
     steps_[other].assign(merged_.begin() + static_cast<long>(width), merged_.end());
     by_cost_[dearer] = steps_[dearer];
     by_cost_[other] = steps_[other];
-    ranges_[dearer] = dear;
-    ranges_[other] = cheap;
+    sums_[dearer] = dear_sum;
+    sums_[other] = cheap_sum;
     return true;
-  }
-
-  static double imbalance(const Range& r, size_t width) {
-    return step_imbalance(r.dearest, r.sum, width);
   }
 
   std::span<const double> costs_;
   std::vector<std::vector<size_t>>& steps_;
   std::vector<std::vector<size_t>> by_cost_;  // each step's batches, dearest first
-  std::vector<Range> ranges_;
-  std::vector<size_t> merged_;  // reused by every pair
+  std::vector<double> sums_;                  // each step's cost
+  std::vector<size_t> merged_;                // reused by every pair
 };
 
 }  // namespace

@@ -10,8 +10,9 @@ namespace evenfeed {
 
 void keep_freed_heap_for_reuse() {
 #if defined(__GLIBC__)
-  // 32 MiB is the largest mmap threshold glibc accepts on 64-bit systems. Setting
-  // either value also stops glibc from adjusting them itself.
+  // 32 MiB is the ceiling glibc's own adjustment raises the mmap threshold to on 64-bit
+  // systems (DEFAULT_MMAP_THRESHOLD_MAX): set at once, not as blocks happen to be freed.
+  // Setting either value also stops glibc from adjusting them itself.
   constexpr int kMmapThreshold = 32 << 20;
   constexpr int kTrimThreshold = 512 << 20;
   mallopt(M_MMAP_THRESHOLD, kMmapThreshold);

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <optional>
 
+#include "bucketing/split_across_windows.h"
 #include "core/error.h"
 
 namespace evenfeed {
@@ -286,13 +287,20 @@ PlanItem TokenBudgetPlanner::item(uint64_t id) const {
 
 void TokenBudgetPlanner::switch_world_size(uint32_t world_size) {
   if (planner_ && world_size == world_size_) return;
-  // Steps planned for the old world size but not served go back to be re-planned.
+  // Steps planned for the old world size but not served, held back ones too, go back
+  // to be re-planned.
   for (const StepBatches& step : pending_) {
     for (const RankBatch& batch : step) {
       for (uint64_t id : batch.samples) carry_.push_back(item(id));
     }
   }
+  for (const StepBatches& step : held_) {
+    for (const RankBatch& batch : step) {
+      for (uint64_t id : batch.samples) carry_.push_back(item(id));
+    }
+  }
   pending_.clear();
+  held_.clear();
   world_size_ = world_size;
   planner_ = std::make_unique<WindowPlanner>(options_, world_size, seed_, epoch_, previous_.get());
   planner_->set_lump_spread(plan_lump_spread(census_, options_.cost, world_size));
@@ -301,7 +309,11 @@ void TokenBudgetPlanner::switch_world_size(uint32_t world_size) {
 bool TokenBudgetPlanner::refill() {
   const uint64_t n = order_->size();
   while (pending_.empty()) {
-    if (position_ >= n && carry_.empty()) return false;
+    if (position_ >= n && carry_.empty()) {
+      if (held_.empty()) return false;
+      hold_back({}, true);  // not reached: the last window's planning serves the held
+      continue;
+    }
     std::vector<PlanItem> items = std::move(carry_);
     carry_.clear();
     // Windows of (nearly) equal size, so the last one is not a runt.
@@ -314,9 +326,25 @@ bool TokenBudgetPlanner::refill() {
     const bool last = position_ >= n;
     std::vector<StepBatches> steps;
     last_mean_ = planner_->plan(std::move(items), last, window_index_++, last_mean_, steps, carry_);
-    for (StepBatches& s : steps) pending_.push_back(std::move(s));
+    hold_back(std::move(steps), last);
   }
   return true;
+}
+
+// The held window's steps are split with the new window's (split_across_windows) and
+// queued to be served; the new window's are held in turn, unless they are the epoch's
+// last. A window that made no step leaves the held ones waiting for the next.
+void TokenBudgetPlanner::hold_back(std::vector<StepBatches> steps, bool last) {
+  if (steps.empty() && !last) return;
+  split_across_windows(held_, steps, options_.cost,
+                       [this](uint64_t id) { return item(id).length; });
+  for (StepBatches& s : held_) pending_.push_back(std::move(s));
+  held_.clear();
+  if (last) {
+    for (StepBatches& s : steps) pending_.push_back(std::move(s));
+  } else {
+    held_ = std::move(steps);
+  }
 }
 
 bool TokenBudgetPlanner::next(PlanStep& step) {

@@ -1,9 +1,12 @@
 // The length-bucketing planner: an epoch as a stream of steps, each with exactly one
 // token-budget batch per rank of near-equal cost, every sample exactly once, nothing
 // dropped. It walks the epoch's global order in windows (WindowPlanner), holding
-// O(window) state, and resumes from a PlanState at the same or another world size:
-// the served steps are replayed (cheap, deterministic), and at a world-size change the
-// current window's unserved steps dissolve back into the carry and are re-planned.
+// O(window) state: one window's steps are held back until the next window is planned,
+// so that the two windows' steps can be split in cost order together
+// (split_across_windows.h). It resumes from a PlanState at the same or another world
+// size: the served steps are replayed (cheap, deterministic), and at a world-size
+// change the unserved steps, held ones too, dissolve back into the carry and are
+// re-planned.
 #pragma once
 
 #include <cstdint>
@@ -75,8 +78,10 @@ namespace evenfeed {
 // are longer anyway, for cheaper ones, once the window's steps are chosen
 // (shed_to_level.h, WindowPlanner::shed_and_swap), 30 since after the shed two of a
 // window's steps whose costs overlap are split again in cost order where that levels
-// them (split_in_cost_order.h; after b7eae60).
-inline constexpr int kTokenBudgetPlanRevision = 30;
+// them (split_in_cost_order.h; after b7eae60), 31 since each window's steps are held
+// back until the next window is planned, and the two windows' steps split in cost
+// order together (split_across_windows.h).
+inline constexpr int kTokenBudgetPlanRevision = 31;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);
@@ -139,6 +144,7 @@ class TokenBudgetPlanner : public StepPlanner {
 
  private:
   bool refill();
+  void hold_back(std::vector<StepBatches> steps, bool last);
   void switch_world_size(uint32_t world_size);
   PlanItem item(uint64_t id) const;
 
@@ -152,6 +158,9 @@ class TokenBudgetPlanner : public StepPlanner {
   uint64_t position_ = 0;  // next global-order position to read
   std::vector<PlanItem> carry_;
   std::deque<StepBatches> pending_;
+  // The last window's steps, held back until the next window is planned, to be split
+  // with its steps (split_across_windows.h); none once the epoch's last is planned.
+  std::vector<StepBatches> held_;
   uint32_t world_size_ = 0;
   std::unique_ptr<WindowPlanner> planner_;
   std::shared_ptr<const EpochMates> previous_;

@@ -115,8 +115,6 @@ struct PlanItem {
   uint64_t length = 0;  // already checked against the budget (or truncated to it)
 };
 
-using StepBatches = std::vector<RankBatch>;  // one batch per rank
-
 class WindowPlanner {
  public:
   // `previous`: the previous epoch's batches, which step 6 steers away from (null:

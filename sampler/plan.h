@@ -22,6 +22,8 @@ struct RankBatch {
   size_t real_count() const;
 };
 
+using StepBatches = std::vector<RankBatch>;  // one batch per rank
+
 struct PlanStep {
   uint32_t epoch = 0;
   uint64_t step = 0;  // index within the epoch, counting every segment

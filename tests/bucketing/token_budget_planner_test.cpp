@@ -16,6 +16,7 @@
 #include "bucketing/imbalance_bound.h"
 #include "bucketing/plan_metrics.h"
 #include "bucketing/shed_to_level.h"
+#include "bucketing/split_in_cost_order.h"
 #include "core/error.h"
 #include "core/philox.h"
 
@@ -1264,6 +1265,47 @@ TEST(TokenBudgetPlanner, NoStepCanHandItsDearestBatchesToALongerStep) {
     }
     EXPECT_EQ(shed_to_level(costs, steps, {.level_enough = 1.02}), 0u) << "seed " << seed;
   }
+}
+
+// The same corpus in two windows: the first window's steps are held back and split in
+// cost order with the second's (split_across_windows.h), so over the whole epoch (the
+// two windows) no two steps can be split so any more, unless every step is level.
+// Fails without the hold-back: each window split only its own steps.
+TEST(TokenBudgetPlanner, StepsOfAdjacentWindowsAreSplitInCostOrderTogether) {
+  BucketingOptions o = quadratic_budget(4096);
+  o.window = 2500;
+  size_t unlevel_epochs = 0;
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    std::vector<uint64_t> lengths(5000);
+    for (uint64_t i = 0; i < lengths.size(); ++i) {
+      CounterRng rng(seed, RngStream::kSynth, 62, i);
+      lengths[i] =
+          std::clamp<uint64_t>(static_cast<uint64_t>(500 * std::exp(rng.normal())), 1, 4096);
+    }
+    SpanLengths source(lengths);
+    TokenBudgetPlanner planner(source, o, 16, {seed, 0, {}});
+    std::vector<double> costs;
+    std::vector<std::vector<size_t>> steps;
+    bool level = true;
+    PlanStep step;
+    while (planner.next(step)) {
+      std::vector<size_t>& indices = steps.emplace_back();
+      double dearest = 0, sum = 0;
+      for (const RankBatch& b : step.ranks) {
+        uint64_t longest = 0;
+        for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
+        indices.push_back(costs.size());
+        costs.push_back(o.cost.batch(b.samples.size(), longest));
+        dearest = std::max(dearest, costs.back());
+        sum += costs.back();
+      }
+      level = level && step_imbalance(dearest, sum, indices.size()) <= 1.02;
+    }
+    if (level) continue;
+    ++unlevel_epochs;
+    EXPECT_EQ(split_in_cost_order(costs, steps), 0u) << "seed " << seed;
+  }
+  EXPECT_GT(unlevel_epochs, 0u);  // not vacuous
 }
 
 TEST(TokenBudgetPlanner, OversizeSamplesAreNamedOrTruncated) {

@@ -289,16 +289,15 @@ void TokenBudgetPlanner::switch_world_size(uint32_t world_size) {
   if (planner_ && world_size == world_size_) return;
   // Steps planned for the old world size but not served, held back ones too, go back
   // to be re-planned.
-  for (const StepBatches& step : pending_) {
-    for (const RankBatch& batch : step) {
-      for (uint64_t id : batch.samples) carry_.push_back(item(id));
+  auto dissolve = [this](const auto& steps) {
+    for (const StepBatches& step : steps) {
+      for (const RankBatch& batch : step) {
+        for (uint64_t id : batch.samples) carry_.push_back(item(id));
+      }
     }
-  }
-  for (const StepBatches& step : held_) {
-    for (const RankBatch& batch : step) {
-      for (uint64_t id : batch.samples) carry_.push_back(item(id));
-    }
-  }
+  };
+  dissolve(pending_);
+  dissolve(held_);
   pending_.clear();
   held_.clear();
   world_size_ = world_size;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bucketing/cost_model.h"
 #include "bucketing/lump_runs.h"
 #include "bucketing/split_in_cost_order.h"
 
@@ -16,32 +17,28 @@ struct BatchUnits {
   std::vector<std::vector<size_t>> steps;
 };
 
-double batch_cost(const RankBatch& b, const CostModel& cost,
-                  const std::function<uint64_t(uint64_t)>& length_of) {
-  uint64_t longest = 0;
-  for (uint64_t id : b.samples) longest = std::max(longest, length_of(id));
-  return b.samples.empty() ? 0.0 : cost.batch(b.samples.size(), longest);
-}
-
-void add_steps(std::vector<StepBatches>& steps, const CostModel& cost,
-               const std::function<uint64_t(uint64_t)>& length_of, BatchUnits& units) {
-  for (StepBatches& step : steps) {
+void add_steps(std::vector<CostedStep>& steps, BatchUnits& units) {
+  for (CostedStep& step : steps) {
     std::vector<size_t> members;
-    for (RankBatch& b : step) {
+    for (size_t r = 0; r < step.ranks.size(); ++r) {
       members.push_back(units.batches.size());
-      units.costs.push_back(batch_cost(b, cost, length_of));
-      units.batches.push_back(std::move(b));
+      units.costs.push_back(step.costs[r]);
+      units.batches.push_back(std::move(step.ranks[r]));
     }
     units.steps.push_back(std::move(members));
   }
 }
 
 // Each of `steps` rebuilt from its members, starting at step `first` of `units`.
-void take_steps(BatchUnits& units, size_t first, std::vector<StepBatches>& steps) {
+void take_steps(BatchUnits& units, size_t first, std::vector<CostedStep>& steps) {
   for (size_t s = 0; s < steps.size(); ++s) {
-    StepBatches& step = steps[s];
-    step.clear();
-    for (size_t k : units.steps[first + s]) step.push_back(std::move(units.batches[k]));
+    CostedStep& step = steps[s];
+    step.ranks.clear();
+    step.costs.clear();
+    for (size_t k : units.steps[first + s]) {
+      step.ranks.push_back(std::move(units.batches[k]));
+      step.costs.push_back(units.costs[k]);
+    }
   }
 }
 
@@ -58,15 +55,13 @@ bool every_step_level(const BatchUnits& units, double level_enough) {
 
 }  // namespace
 
-size_t split_across_windows(std::vector<StepBatches>& held, std::vector<StepBatches>& fresh,
-                            const CostModel& cost,
-                            const std::function<uint64_t(uint64_t)>& length_of,
+size_t split_across_windows(std::vector<CostedStep>& held, std::vector<CostedStep>& fresh,
                             const CrossWindowSplitOptions& options) {
   if (held.empty() || fresh.empty()) return 0;
-  const size_t width = held.front().size();
+  const size_t width = held.front().ranks.size();
   BatchUnits units;
-  add_steps(held, cost, length_of, units);
-  add_steps(fresh, cost, length_of, units);
+  add_steps(held, units);
+  add_steps(fresh, units);
   size_t splits = 0;
   if (!every_step_level(units, options.level_enough)) {
     splits = split_in_cost_order(units.costs, units.steps);

@@ -17,14 +17,19 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <functional>
 #include <vector>
 
-#include "bucketing/cost_model.h"
 #include "sampler/plan.h"
 
 namespace evenfeed {
+
+// A step as a window's plan hands it over: one batch per rank, and each batch's cost
+// under the plan's cost model (0 for an empty batch), so that the split reads no
+// sample's length again (`--synthetic` lengths are computed on every read).
+struct CostedStep {
+  StepBatches ranks;
+  std::vector<double> costs;
+};
 
 struct CrossWindowSplitOptions {
   // Nothing is done when every step of both windows is at or below this max/mean (the
@@ -35,15 +40,11 @@ struct CrossWindowSplitOptions {
   size_t swaps_per_rank = 4;
 };
 
-// Splits pairs of steps of `held` and `fresh` (each step one batch per rank, every
-// step of both the same width) in cost order (split_in_cost_order), the batch costs
-// taken from `cost` and each sample's length (`length_of`, already cut to the budget),
-// then tries the swaps once more where any split was made. Every sample stays in
-// exactly one batch and every batch whole; each step keeps its width and its place.
-// Returns the splits made.
-size_t split_across_windows(std::vector<StepBatches>& held, std::vector<StepBatches>& fresh,
-                            const CostModel& cost,
-                            const std::function<uint64_t(uint64_t)>& length_of,
+// Splits pairs of steps of `held` and `fresh` (every step of both the same width) in
+// cost order (split_in_cost_order), then tries the swaps once more where any split
+// was made. Every batch stays whole and in exactly one step, with its cost; each step
+// keeps its width and its place. Returns the splits made.
+size_t split_across_windows(std::vector<CostedStep>& held, std::vector<CostedStep>& fresh,
                             const CrossWindowSplitOptions& options = {});
 
 }  // namespace evenfeed

@@ -289,15 +289,13 @@ void TokenBudgetPlanner::switch_world_size(uint32_t world_size) {
   if (planner_ && world_size == world_size_) return;
   // Steps planned for the old world size but not served, held back ones too, go back
   // to be re-planned.
-  auto dissolve = [this](const auto& steps) {
-    for (const StepBatches& step : steps) {
-      for (const RankBatch& batch : step) {
-        for (uint64_t id : batch.samples) carry_.push_back(item(id));
-      }
+  auto dissolve = [this](const StepBatches& step) {
+    for (const RankBatch& batch : step) {
+      for (uint64_t id : batch.samples) carry_.push_back(item(id));
     }
   };
-  dissolve(pending_);
-  dissolve(held_);
+  for (const StepBatches& step : pending_) dissolve(step);
+  for (const CostedStep& step : held_) dissolve(step.ranks);
   pending_.clear();
   held_.clear();
   world_size_ = world_size;
@@ -323,7 +321,7 @@ bool TokenBudgetPlanner::refill() {
     items.reserve(items.size() + (end - position_));
     for (; position_ < end; ++position_) items.push_back(item(order_->at(position_)));
     const bool last = position_ >= n;
-    std::vector<StepBatches> steps;
+    std::vector<CostedStep> steps;
     last_mean_ = planner_->plan(std::move(items), last, window_index_++, last_mean_, steps, carry_);
     hold_back(std::move(steps), last);
   }
@@ -333,14 +331,13 @@ bool TokenBudgetPlanner::refill() {
 // The held window's steps are split with the new window's (split_across_windows) and
 // queued to be served; the new window's are held in turn, unless they are the epoch's
 // last. A window that made no step leaves the held ones waiting for the next.
-void TokenBudgetPlanner::hold_back(std::vector<StepBatches> steps, bool last) {
+void TokenBudgetPlanner::hold_back(std::vector<CostedStep> steps, bool last) {
   if (steps.empty() && !last) return;
-  split_across_windows(held_, steps, options_.cost,
-                       [this](uint64_t id) { return item(id).length; });
-  for (StepBatches& s : held_) pending_.push_back(std::move(s));
+  split_across_windows(held_, steps);
+  for (CostedStep& s : held_) pending_.push_back(std::move(s.ranks));
   held_.clear();
   if (last) {
-    for (StepBatches& s : steps) pending_.push_back(std::move(s));
+    for (CostedStep& s : steps) pending_.push_back(std::move(s.ranks));
   } else {
     held_ = std::move(steps);
   }

@@ -144,7 +144,7 @@ class TokenBudgetPlanner : public StepPlanner {
 
  private:
   bool refill();
-  void hold_back(std::vector<StepBatches> steps, bool last);
+  void hold_back(std::vector<CostedStep> steps, bool last);
   void switch_world_size(uint32_t world_size);
   PlanItem item(uint64_t id) const;
 
@@ -160,7 +160,7 @@ class TokenBudgetPlanner : public StepPlanner {
   std::deque<StepBatches> pending_;
   // The last window's steps, held back until the next window is planned, to be split
   // with its steps (split_across_windows.h); none once the epoch's last is planned.
-  std::vector<StepBatches> held_;
+  std::vector<CostedStep> held_;
   uint32_t world_size_ = 0;
   std::unique_ptr<WindowPlanner> planner_;
   std::shared_ptr<const EpochMates> previous_;

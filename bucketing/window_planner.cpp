@@ -410,7 +410,7 @@ void WindowPlanner::mix_window(std::vector<Planned>& planned, uint64_t window_in
 
 double WindowPlanner::emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
                                            double previous_mean,
-                                           std::vector<StepBatches>& steps) const {
+                                           std::vector<CostedStep>& steps) const {
   const size_t n = planned.size();
   std::vector<size_t> best(n);
   std::iota(best.begin(), best.end(), size_t{0});
@@ -443,9 +443,10 @@ double WindowPlanner::emit_in_chosen_order(std::vector<Planned>& planned, uint64
     }
   }
   for (size_t k : best) {
-    StepBatches step(world_size_);
+    CostedStep step{.ranks = StepBatches(world_size_), .costs = {}};
     for (uint32_t r = 0; r < world_size_; ++r) {
-      for (const Entry& e : planned[k].batches[r].entries) step[r].samples.push_back(e.id);
+      for (const Entry& e : planned[k].batches[r].entries) step.ranks[r].samples.push_back(e.id);
+      step.costs.push_back(planned[k].batches[r].cost);
     }
     steps.push_back(std::move(step));
   }
@@ -453,7 +454,7 @@ double WindowPlanner::emit_in_chosen_order(std::vector<Planned>& planned, uint64
 }
 
 double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t window_index,
-                           double previous_mean, std::vector<StepBatches>& steps,
+                           double previous_mean, std::vector<CostedStep>& steps,
                            std::vector<PlanItem>& carry) const {
   const size_t carried_before = carry.size();
   std::vector<Planned> planned = plan_steps(std::move(items), last, carry);

@@ -102,6 +102,7 @@
 #include "bucketing/bucketing_options.h"
 #include "bucketing/greedy_segments.h"
 #include "bucketing/lump_census.h"
+#include "bucketing/split_across_windows.h"
 #include "sampler/plan.h"
 
 namespace evenfeed {
@@ -128,7 +129,7 @@ class WindowPlanner {
   // step served just before, for the step-order choice (negative if none); returns the
   // mean sample length of the last step appended (or `previous_mean`).
   double plan(std::vector<PlanItem> items, bool last, uint64_t window_index, double previous_mean,
-              std::vector<StepBatches>& steps, std::vector<PlanItem>& carry) const;
+              std::vector<CostedStep>& steps, std::vector<PlanItem>& carry) const;
 
   // How whole groups of unmatched lumps take in sparser ones (lump_census.h); none
   // unless set.
@@ -264,7 +265,7 @@ class WindowPlanner {
   bool fill_idle_ranks(std::vector<Planned>& steps) const;
   void recost(Batch& b) const;
   double emit_in_chosen_order(std::vector<Planned>& planned, uint64_t window_index,
-                              double previous_mean, std::vector<StepBatches>& steps) const;
+                              double previous_mean, std::vector<CostedStep>& steps) const;
 
   BucketingOptions options_;
   uint32_t world_size_;

@@ -3,14 +3,13 @@
 #include <algorithm>
 
 #include "bucketing/cost_model.h"
-#include "bucketing/lump_runs.h"
 #include "bucketing/split_in_cost_order.h"
 
 namespace evenfeed {
 namespace {
 
 // The steps of both windows as batches (units) and, per step, the indices of its
-// batches, for split_in_cost_order and swap_to_level to move between steps.
+// batches, for split_in_cost_order to move between steps.
 struct BatchUnits {
   std::vector<RankBatch> batches;
   std::vector<double> costs;
@@ -58,15 +57,12 @@ bool every_step_level(const BatchUnits& units, double level_enough) {
 size_t split_across_windows(std::vector<CostedStep>& held, std::vector<CostedStep>& fresh,
                             const CrossWindowSplitOptions& options) {
   if (held.empty() || fresh.empty()) return 0;
-  const size_t width = held.front().ranks.size();
   BatchUnits units;
   add_steps(held, units);
   add_steps(fresh, units);
-  size_t splits = 0;
-  if (!every_step_level(units, options.level_enough)) {
-    splits = split_in_cost_order(units.costs, units.steps);
-    if (splits > 0) swap_to_level(units.costs, units.steps, options.swaps_per_rank * width);
-  }
+  const size_t splits = every_step_level(units, options.level_enough)
+                            ? 0
+                            : split_in_cost_order(units.costs, units.steps);
   take_steps(units, 0, held);
   take_steps(units, held.size(), fresh);
   return splits;

@@ -7,13 +7,17 @@
 // the window ends that the final cut or the carried lumps leave uneven find partners
 // there. TokenBudgetPlanner therefore holds one window's steps back until the next
 // window is planned (two windows of steps at most, still O(window)), and splits the
-// two windows' steps here before it serves the held ones. Over whole epochs of a
-// dumped plan (bench/plan_step_cuts.py --epoch-splits), man-page paragraphs at 64
-// ranks, 8,192 tokens, the token bound at the budget, went from imbalance p99 1.114
-// to 1.082 and 0.85% quicker.
+// two windows' steps here before it serves the held ones. Man-page paragraphs at 64
+// ranks, 8,192 tokens, the token bound at the budget (five windows an epoch): imbalance
+// p99 1.114 -> 1.083, mean 1.0219 -> 1.0174, useful share 96.38% -> 96.83%; of the
+// sweeps' 314 configurations (BENCHMARKS.md) 98 changed, all of an epoch of several
+// windows, each quicker.
 //
 // Only whole batches move, as in the window's own split: padding and batch mates do
-// not change, and each step keeps its place in the step order chosen for lag-1.
+// not change, and each step keeps its place in the step order chosen for lag-1. The
+// swaps are not tried after it, as they are in the window: there they levelled the
+// worst steps a little further (p99 lower in 31 of those 98 configurations) but made
+// 62 a little slower, and took 4% of planning 10 million lengths.
 #pragma once
 
 #include <cstddef>
@@ -35,15 +39,12 @@ struct CrossWindowSplitOptions {
   // Nothing is done when every step of both windows is at or below this max/mean (the
   // window planner's own swaps stop there too).
   double level_enough = 1.02;
-  // After any split the batch swaps (swap_to_level) are tried once more, at most this
-  // many per rank in all (as in WindowPlanner: 4 x world size).
-  size_t swaps_per_rank = 4;
 };
 
 // Splits pairs of steps of `held` and `fresh` (every step of both the same width) in
-// cost order (split_in_cost_order), then tries the swaps once more where any split
-// was made. Every batch stays whole and in exactly one step, with its cost; each step
-// keeps its width and its place. Returns the splits made.
+// cost order (split_in_cost_order). Every batch stays whole and in exactly one step,
+// with its cost; each step keeps its width and its place; no split lengthens its two
+// steps together or leaves the worse of them less level. Returns the splits made.
 size_t split_across_windows(std::vector<CostedStep>& held, std::vector<CostedStep>& fresh,
                             const CrossWindowSplitOptions& options = {});
 

@@ -1,7 +1,7 @@
 // split_across_windows: a held window's step and a step of the next window split in
 // cost order where that levels them, level steps left alone, and on random lumpy
-// windows every batch kept whole with its cost, every step as wide, and the worst step
-// no less level.
+// windows every batch kept whole with its cost, every step as wide, the plan no longer
+// and its worst step no less level.
 #include "bucketing/split_across_windows.h"
 
 #include <gtest/gtest.h>
@@ -71,6 +71,16 @@ Batches batches_of(const std::vector<CostedStep>& a, const std::vector<CostedSte
   return out;
 }
 
+// The time of both windows: the sum of each step's dearest batch.
+double time_of(const std::vector<CostedStep>& a, const std::vector<CostedStep>& b) {
+  double time = 0;
+  for (const auto* window : {&a, &b}) {
+    for (const CostedStep& step : *window)
+      time += *std::max_element(step.costs.begin(), step.costs.end());
+  }
+  return time;
+}
+
 double worst_of(const std::vector<CostedStep>& a, const std::vector<CostedStep>& b) {
   double worst = 1;
   for (const auto* window : {&a, &b}) {
@@ -86,8 +96,9 @@ double worst_of(const std::vector<CostedStep>& a, const std::vector<CostedStep>&
 
 // Two windows of 1-5 steps of random lumpy costs (random_steps.h), each batch one to
 // three samples (each id once): every batch still whole, with its cost, each window as
-// many steps as before and each step as wide, and the worst step no less level.
-TEST(SplitAcrossWindows, KeepsEveryBatchAndNeverLeavesTheWorstStepLessLevel) {
+// many steps as before and each step as wide, the two windows no longer, and the worst
+// step no less level.
+TEST(SplitAcrossWindows, KeepsEveryBatchAndNeverLengthensOrUnlevels) {
   testing::Lcg uniform{4099};
   size_t split_somewhere = 0;
   for (int round = 0; round < 300; ++round) {
@@ -112,6 +123,7 @@ TEST(SplitAcrossWindows, KeepsEveryBatchAndNeverLeavesTheWorstStepLessLevel) {
     const Batches before = batches_of(windows[0], windows[1]);
     const size_t held_steps = windows[0].size(), fresh_steps = windows[1].size();
     const double worst_before = worst_of(windows[0], windows[1]);
+    const double time_before = time_of(windows[0], windows[1]);
     split_somewhere += split_across_windows(windows[0], windows[1]) > 0;
     SCOPED_TRACE(::testing::Message() << "round " << round);
     ASSERT_EQ(windows[0].size(), held_steps);
@@ -124,6 +136,7 @@ TEST(SplitAcrossWindows, KeepsEveryBatchAndNeverLeavesTheWorstStepLessLevel) {
     }
     EXPECT_EQ(batches_of(windows[0], windows[1]), before);
     EXPECT_LE(worst_of(windows[0], windows[1]), worst_before + 1e-12);
+    EXPECT_LE(time_of(windows[0], windows[1]), time_before + 1e-12);
   }
   EXPECT_GT(split_somewhere, 50u);  // not vacuous
 }

@@ -1233,6 +1233,45 @@ TEST(TokenBudgetPlanner, WorstStepIsLevelledByExchangingBatchesBetweenSteps) {
   }
 }
 
+// 5,000 log-normal lengths, median 500, cut to 4,096 (`salt` sets one test's corpora
+// apart from another's).
+std::vector<uint64_t> log_normal_lengths(uint64_t seed, uint64_t salt) {
+  std::vector<uint64_t> lengths(5000);
+  for (uint64_t i = 0; i < lengths.size(); ++i) {
+    CounterRng rng(seed, RngStream::kSynth, salt, i);
+    lengths[i] = std::clamp<uint64_t>(static_cast<uint64_t>(500 * std::exp(rng.normal())), 1, 4096);
+  }
+  return lengths;
+}
+
+// An epoch's steps as the batch exchanges see them: each batch's cost, each step the
+// indices of its batches, and the max/mean of the worst step.
+struct EpochCosts {
+  std::vector<double> costs;
+  std::vector<std::vector<size_t>> steps;
+  double worst = 1;
+};
+
+EpochCosts epoch_costs(StepPlanner& planner, const std::vector<uint64_t>& lengths,
+                       const CostModel& cost) {
+  EpochCosts epoch;
+  PlanStep step;
+  while (planner.next(step)) {
+    std::vector<size_t>& indices = epoch.steps.emplace_back();
+    double dearest = 0, sum = 0;
+    for (const RankBatch& b : step.ranks) {
+      uint64_t longest = 0;
+      for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
+      indices.push_back(epoch.costs.size());
+      epoch.costs.push_back(cost.batch(b.samples.size(), longest));
+      dearest = std::max(dearest, epoch.costs.back());
+      sum += epoch.costs.back();
+    }
+    epoch.worst = std::max(epoch.worst, step_imbalance(dearest, sum, indices.size()));
+  }
+  return epoch;
+}
+
 // A small corpus, one window (every step planned together): 5,000 log-normal lengths,
 // median 500, at 16 ranks, 4,096 tokens, quadratic. Each step's batches are cut from a
 // stretch of the cost order, and a step whose few dearest batches set its max/mean
@@ -1241,69 +1280,32 @@ TEST(TokenBudgetPlanner, WorstStepIsLevelledByExchangingBatchesBetweenSteps) {
 // step and lengthens none (shed_to_level.h). Fails without it.
 TEST(TokenBudgetPlanner, NoStepCanHandItsDearestBatchesToALongerStep) {
   BucketingOptions o = quadratic_budget(4096);
-  const CostModel& cost = o.cost;
   for (uint64_t seed : {1, 2, 3}) {
-    std::vector<uint64_t> lengths(5000);
-    for (uint64_t i = 0; i < lengths.size(); ++i) {
-      CounterRng rng(seed, RngStream::kSynth, 61, i);
-      lengths[i] =
-          std::clamp<uint64_t>(static_cast<uint64_t>(500 * std::exp(rng.normal())), 1, 4096);
-    }
+    const std::vector<uint64_t> lengths = log_normal_lengths(seed, 61);
     SpanLengths source(lengths);
     TokenBudgetPlanner planner(source, o, 16, {seed, 0, {}});
-    std::vector<double> costs;
-    std::vector<std::vector<size_t>> steps;
-    PlanStep step;
-    while (planner.next(step)) {
-      std::vector<size_t>& indices = steps.emplace_back();
-      for (const RankBatch& b : step.ranks) {
-        uint64_t longest = 0;
-        for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
-        indices.push_back(costs.size());
-        costs.push_back(cost.batch(b.samples.size(), longest));
-      }
-    }
-    EXPECT_EQ(shed_to_level(costs, steps, {.level_enough = 1.02}), 0u) << "seed " << seed;
+    EpochCosts epoch = epoch_costs(planner, lengths, o.cost);
+    EXPECT_EQ(shed_to_level(epoch.costs, epoch.steps, {.level_enough = 1.02}), 0u)
+        << "seed " << seed;
   }
 }
 
-// The same corpus in two windows: the first window's steps are held back and split in
-// cost order with the second's (split_across_windows.h), so over the whole epoch (the
-// two windows) no two steps can be split so any more, unless every step is level.
-// Fails without the hold-back: each window split only its own steps.
+// The same kind of corpus in two windows: the first window's steps are held back and
+// split in cost order with the second's (split_across_windows.h), so over the whole
+// epoch (the two windows) no two steps can be split so any more, unless every step is
+// level. Fails without the hold-back: each window split only its own steps.
 TEST(TokenBudgetPlanner, StepsOfAdjacentWindowsAreSplitInCostOrderTogether) {
   BucketingOptions o = quadratic_budget(4096);
   o.window = 2500;
   size_t unlevel_epochs = 0;
   for (uint64_t seed : {1, 2, 3, 4}) {
-    std::vector<uint64_t> lengths(5000);
-    for (uint64_t i = 0; i < lengths.size(); ++i) {
-      CounterRng rng(seed, RngStream::kSynth, 62, i);
-      lengths[i] =
-          std::clamp<uint64_t>(static_cast<uint64_t>(500 * std::exp(rng.normal())), 1, 4096);
-    }
+    const std::vector<uint64_t> lengths = log_normal_lengths(seed, 62);
     SpanLengths source(lengths);
     TokenBudgetPlanner planner(source, o, 16, {seed, 0, {}});
-    std::vector<double> costs;
-    std::vector<std::vector<size_t>> steps;
-    bool level = true;
-    PlanStep step;
-    while (planner.next(step)) {
-      std::vector<size_t>& indices = steps.emplace_back();
-      double dearest = 0, sum = 0;
-      for (const RankBatch& b : step.ranks) {
-        uint64_t longest = 0;
-        for (uint64_t id : b.samples) longest = std::max(longest, lengths[id]);
-        indices.push_back(costs.size());
-        costs.push_back(o.cost.batch(b.samples.size(), longest));
-        dearest = std::max(dearest, costs.back());
-        sum += costs.back();
-      }
-      level = level && step_imbalance(dearest, sum, indices.size()) <= 1.02;
-    }
-    if (level) continue;
+    EpochCosts epoch = epoch_costs(planner, lengths, o.cost);
+    if (epoch.worst <= 1.02) continue;
     ++unlevel_epochs;
-    EXPECT_EQ(split_in_cost_order(costs, steps), 0u) << "seed " << seed;
+    EXPECT_EQ(split_in_cost_order(epoch.costs, epoch.steps), 0u) << "seed " << seed;
   }
   EXPECT_GT(unlevel_epochs, 0u);  // not vacuous
 }

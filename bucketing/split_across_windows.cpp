@@ -41,14 +41,14 @@ void take_steps(BatchUnits& units, size_t first, std::vector<CostedStep>& steps)
   }
 }
 
-bool every_step_level(const BatchUnits& units, double level_enough) {
-  return std::all_of(units.steps.begin(), units.steps.end(), [&](const std::vector<size_t>& s) {
+bool every_step_level(const std::vector<CostedStep>& steps, double level_enough) {
+  return std::all_of(steps.begin(), steps.end(), [&](const CostedStep& step) {
     double dearest = 0, sum = 0;
-    for (size_t k : s) {
-      dearest = std::max(dearest, units.costs[k]);
-      sum += units.costs[k];
+    for (double c : step.costs) {
+      dearest = std::max(dearest, c);
+      sum += c;
     }
-    return step_imbalance(dearest, sum, s.size()) <= level_enough;
+    return step_imbalance(dearest, sum, step.costs.size()) <= level_enough;
   });
 }
 
@@ -57,12 +57,12 @@ bool every_step_level(const BatchUnits& units, double level_enough) {
 size_t split_across_windows(std::vector<CostedStep>& held, std::vector<CostedStep>& fresh,
                             const CrossWindowSplitOptions& options) {
   if (held.empty() || fresh.empty()) return 0;
+  if (every_step_level(held, options.level_enough) && every_step_level(fresh, options.level_enough))
+    return 0;
   BatchUnits units;
   add_steps(held, units);
   add_steps(fresh, units);
-  const size_t splits = every_step_level(units, options.level_enough)
-                            ? 0
-                            : split_in_cost_order(units.costs, units.steps);
+  const size_t splits = split_in_cost_order(units.costs, units.steps);
   take_steps(units, 0, held);
   take_steps(units, held.size(), fresh);
   return splits;

@@ -307,9 +307,10 @@ bool TokenBudgetPlanner::refill() {
   const uint64_t n = order_->size();
   while (pending_.empty()) {
     if (position_ >= n && carry_.empty()) {
-      if (held_.empty()) return false;
-      hold_back({}, true);  // not reached: the last window's planning serves the held
-      continue;
+      // The epoch's last window queued the held steps with its own (hold_back).
+      EVENFEED_CHECK(held_.empty(), "{} steps held back at the end of epoch {} were never served",
+                     held_.size(), epoch_);
+      return false;
     }
     std::vector<PlanItem> items = std::move(carry_);
     carry_.clear();

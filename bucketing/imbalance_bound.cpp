@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "bucketing/lump_step_bound.h"
+
 namespace evenfeed {
 namespace {
 
@@ -235,7 +237,10 @@ double ImbalanceBound::worst_step() const {
     for (; q < (t + ranks - 1) / ranks; ++q) heads += lumps.cost_at(q * ranks + 1);
     worst = std::max(worst, least_over_steps(content, t, cost(length), heads, worst));
   }
-  return worst;
+  // The same lumps one step at a time (lump_step_bound.h): the larger bound holds.
+  std::vector<LumpGroup> groups;
+  for (const auto& [length, count] : lumps_) groups.push_back({cost(length), count});
+  return std::max(worst, lump_step_bound(groups, reaches.largest(), ranks));
 }
 
 }  // namespace evenfeed

@@ -37,6 +37,10 @@
 // It ignores that fluid samples are indivisible, and sample caps other than one the
 // user sets, so real plans can be further from level than this; it is a bound, not an
 // estimate.
+//
+// Summing over the s steps lets one step's room make up for another's shortfall, which
+// no plan can do. A second argument takes the lumps one step at a time
+// (lump_step_bound.h); worst_step() gives the larger of the two.
 #pragma once
 
 #include <cstdint>

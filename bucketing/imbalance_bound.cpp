@@ -217,6 +217,10 @@ double ImbalanceBound::worst_step() const {
   for (uint64_t length = 1; length < fluid_lengths_.size(); ++length)
     if (fluid_lengths_[length] > 0)
       reach_groups.emplace_back(reach(length), fluid_lengths_[length]);
+  std::vector<CostGroup> reach_order;  // for the second argument, dearest first
+  for (const auto& [reach, count] : reach_groups) reach_order.push_back({reach, count});
+  std::sort(reach_order.begin(), reach_order.end(),
+            [](const CostGroup& a, const CostGroup& b) { return a.cost > b.cost; });
   const ReachPrefix reaches(std::move(reach_groups));
   // With no lumps, the step of the dearest sample: all the fluid at most, and no more
   // than W heads can reach.
@@ -238,9 +242,9 @@ double ImbalanceBound::worst_step() const {
     worst = std::max(worst, least_over_steps(content, t, cost(length), heads, worst));
   }
   // The same lumps one step at a time (lump_step_bound.h): the larger bound holds.
-  std::vector<LumpGroup> groups;
-  for (const auto& [length, count] : lumps_) groups.push_back({cost(length), count});
-  return std::max(worst, lump_step_bound(groups, reaches.largest(), ranks));
+  std::vector<CostGroup> lump_order;
+  for (const auto& [length, count] : lumps_) lump_order.push_back({cost(length), count});
+  return std::max(worst, lump_step_bound(lump_order, reach_order, ranks));
 }
 
 }  // namespace evenfeed

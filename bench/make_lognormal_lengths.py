@@ -6,7 +6,7 @@
 Each length is max(1, int(MEDIAN * exp(SIGMA * z))), z a standard normal drawn by
 Python's random.Random(SEED): the same file on every machine. Whole documents of a small
 corpus (source files: median about 215 words, sigma about 1.7) look like this; they were
-used in BENCHMARKS.md to check rules found on the real corpora against corpora that
+used in docs/plan_history.md to check rules found on the real corpora against corpora that
 were not used to find them."""
 import math
 import random

@@ -6,7 +6,7 @@
 // the same way), and it errs towards small caps: the steered deal re-batches far fewer
 // pairs than it counts. Where the chooser capped, twice its cap is often a plan that
 // meets every target and runs faster, and sometimes the only one that does
-// (BENCHMARKS.md: of the 56 capped configurations of two sweeps, twice the cap was
+// (docs/plan_history.md: of the 56 capped configurations of two sweeps, twice the cap was
 // faster in 23 that met every target either way, met them in one where the chosen cap
 // missed, and lost a target in 12, which the estimate could not tell apart).
 //
@@ -32,7 +32,7 @@ namespace evenfeed {
 
 // Above this many samples the trial is not made: planning two epochs twice more costs
 // about two seconds per million samples, and the measurements that motivate it
-// (BENCHMARKS.md) are of corpora of 0.02-1.8 million.
+// (docs/plan_history.md) are of corpora of 0.02-1.8 million.
 inline constexpr uint64_t kMostTrialSamples = uint64_t{1} << 21;
 
 // The figures the targets of issue 3 are about, for one plan of two epochs.
@@ -74,7 +74,7 @@ struct CapTrialOptions {
   // is spent work. The cap kept is the same either way. Both plans' windows are then
   // held at once: `evenfeed plan` on 1.8 million sentences (quadratic, 64 ranks, 16,384
   // tokens) took 25 s instead of 32 s, with a peak of 739 MB instead of 401 MB
-  // (BENCHMARKS.md). The trainer, whose ranks share a machine's cores and memory, plans
+  // (docs/plan_history.md). The trainer, whose ranks share a machine's cores and memory, plans
   // them one at a time.
   RunBoth run_both;
 };

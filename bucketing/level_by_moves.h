@@ -26,7 +26,7 @@
 // batches took samples from batches of other steps that were not those steps' dearest.
 // That lowered its max/mean, but a donor batch was seldom its step's dearest, so steps
 // hardly got shorter (a step lasts as long as its dearest batch): on the 120
-// configurations of BENCHMARKS.md the useful share (the samples' own cost over W times
+// configurations of docs/plan_history.md the useful share (the samples' own cost over W times
 // the sum of each step's dearest) came out the same to six digits with and without it
 // in 117, and at most 0.0007 points higher with it in three, while the moved samples'
 // padding cost up to a point of padding share (`changelog_entries` linear, 64 ranks,

@@ -10,7 +10,7 @@
 // two windows' steps here before it serves the held ones. Man-page paragraphs at 64
 // ranks, 8,192 tokens, the token bound at the budget (five windows an epoch): imbalance
 // p99 1.114 -> 1.083, mean 1.0219 -> 1.0174, useful share 96.38% -> 96.83%; of the
-// sweeps' 314 configurations (BENCHMARKS.md) 98 changed, all of an epoch of several
+// sweeps' 314 configurations (docs/plan_history.md) 98 changed, all of an epoch of several
 // windows, each quicker.
 //
 // Only whole batches move, as in the window's own split: padding and batch mates do

@@ -6,7 +6,7 @@
 // never lengthens the pair (the step without the dearest batch runs at least as long
 // as the (W+1)-th dearest, which is what the cheaper step then runs at), and the
 // dearer step has the most work its dearest batch allows. Run after the shed on every
-// window of the sweeps' 314 configurations (BENCHMARKS.md), it changed 257 plans, each
+// window of the sweeps' 314 configurations (docs/plan_history.md), it changed 257 plans, each
 // quicker: log-normal lengths at 64 ranks, 4,096 tokens, the token bound at the budget,
 // mean max/mean 1.0123 -> 1.0076 and useful share 98.48% -> 98.82%.
 //

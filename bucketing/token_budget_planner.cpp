@@ -118,7 +118,7 @@ double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vecto
 // pads (2-8% in the planner's tests, whose plans pad under 2%). Source files,
 // quadratic, 32,768 tokens, 8 ranks: greedy 2.3% at 64 and 1.9% at 32; planned, 2.12%
 // padding and 9.3% of pairs again at 64, 1.81% and 5.6% at 32. Log-normal documents
-// (BENCHMARKS.md): 1.91% and 14.5% at 64, 1.75% and 6.5% at 32.
+// (docs/plan_history.md): 1.91% and 14.5% at 64, 1.75% and 6.5% at 32.
 static AutomaticCap halved_if_noise_overpads(const std::vector<PlanItem>& noise_items,
                                              BucketingOptions o, const AutomaticCap& least) {
   o.noise_cap = kNoiseCaps[0];

@@ -6,7 +6,7 @@
 // and the next window then faults the same pages in again. Which blocks go back depends
 // on the order of allocations: 10 million samples at 64 ranks, planned by two builds
 // whose plans differ only in which step some batches run, faulted 21,684 and 199,216
-// pages in and took 5.0-6.0 s and 7.2-8.9 s (BENCHMARKS.md, twenty-ninth session).
+// pages in and took 5.0-6.0 s and 7.2-8.9 s (docs/plan_history.md, twenty-ninth session).
 // With the thresholds fixed, the second faulted 18,004 and took 4.6-5.5 s; peak memory
 // stayed at 80 MB (a window's working set is freed and reused, not accumulated).
 #pragma once

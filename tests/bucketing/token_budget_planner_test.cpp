@@ -501,7 +501,7 @@ TEST(TokenBudgetPlanner, HeavyTailsStayBalancedAndUnpadded) {
   // `evenfeed plan` in BENCHMARKS.md; this guards against regressions).
   // A budget of 2048 tokens keeps batches small enough (about 50 samples at the median)
   // for 60k samples to reshuffle pairs at 2% padding. At 8192 (about 200 per batch)
-  // there are too few samples of each length to do both: see BENCHMARKS.md.
+  // there are too few samples of each length to do both: see docs/plan_history.md.
   const auto lengths = long_tailed(60000, 9, 2048);
   SpanLengths source(lengths);
   BucketingOptions o;
@@ -792,7 +792,7 @@ PlanMetrics two_steered_epochs_at_8(const LengthSource& source, const BucketingO
 // (64), is halved because at 32 the narrowest noise fits the padding target; there the
 // plan at 8 ranks meets every target. At 64 (with the narrowest noise, as chosen
 // before) it re-batched 12.5% of its pairs at 1.89% padding; `code_files` at 32,768
-// (BENCHMARKS.md) padded 2.12% there.
+// (docs/plan_history.md) padded 2.12% there.
 TEST(TokenBudgetPlanner, TheCapIsHalvedBelowTheLadderWhereTheNoiseAloneOverpads) {
   const auto lengths = log_normal(19000, 2, 43, 300, 1.6, 32768);
   SpanLengths source(lengths);

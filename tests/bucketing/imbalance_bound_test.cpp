@@ -43,6 +43,18 @@ PlanMetrics measure(const LengthSource& source, Planner&& planner) {
   return metrics;
 }
 
+// Our plan of `lengths` at 1,000 tokens, quadratic, the token bound at the budget and no
+// sample cap, for `world` ranks.
+PlanMetrics plan_at_bound_1000(const std::vector<uint64_t>& lengths, uint32_t world) {
+  BucketingOptions b;
+  b.tokens_per_rank = 1000;
+  b.max_batch_tokens = 1000;
+  b.cost.kind = CostKind::kQuadratic;
+  b.repeated_pairs_target = 0;
+  const SpanLengths source(lengths);
+  return measure(source, TokenBudgetPlanner(source, b, world, {0, 0, {}}));
+}
+
 TEST(ImbalanceBound, FewerSamplesThanRanksIsWTimesTheDearestOverTheSum) {
   // No padding allowed: the step of the dearest sample has W ranks and all the work at
   // most, so max/mean >= W c_max / sum c. Our planner puts all five in one step: there.
@@ -137,13 +149,7 @@ TEST(ImbalanceBound, ATokenBoundCapsWhatAPartnerCosts) {
   EXPECT_NEAR(bound_of(lengths, o), 2 / (1 + partner), 1e-12);
   // Our plan under that bound (and no sample cap) has its lump's step there: a step of
   // full batches lends it one (fill_idle_ranks).
-  BucketingOptions b;
-  b.tokens_per_rank = 1000;
-  b.max_batch_tokens = 1000;
-  b.cost.kind = CostKind::kQuadratic;
-  b.repeated_pairs_target = 0;
-  const SpanLengths source(lengths);
-  const PlanMetrics plan = measure(source, TokenBudgetPlanner(source, b, 2, {0, 0, {}}));
+  const PlanMetrics plan = plan_at_bound_1000(lengths, 2);
   EXPECT_NEAR(plan.imbalance(CostKind::kQuadratic).max, 2 / (1 + partner), 1e-9);
 }
 
@@ -190,13 +196,7 @@ TEST(ImbalanceBound, EachStepOfLumpsNeedsPartnersOfItsOwn) {
   const double best = 4 * c(850) / (c(850) + 3 * 100 * c(10));
   EXPECT_NEAR(bound_of(lengths, o), best, 1e-9);
   EXPECT_GT(best, 1.14);
-  BucketingOptions b;
-  b.tokens_per_rank = 1000;
-  b.max_batch_tokens = 1000;
-  b.cost.kind = CostKind::kQuadratic;
-  b.repeated_pairs_target = 0;
-  const SpanLengths source(lengths);
-  const PlanMetrics plan = measure(source, TokenBudgetPlanner(source, b, 4, {0, 0, {}}));
+  const PlanMetrics plan = plan_at_bound_1000(lengths, 4);
   EXPECT_GE(plan.imbalance(CostKind::kQuadratic).max, best - 1e-9);
 }
 

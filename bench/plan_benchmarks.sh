@@ -13,16 +13,17 @@ echo "### At scale: synthetic lengths, 2 million samples"
 echo
 echo "\`evenfeed plan --synthetic 2000000 --world-size W --tokens-per-rank 16384 --cost C --epochs 2 --no-baselines\`"
 echo
-echo "| cost | W | padding | imbalance mean / p99 | lag-1 | pairs again | steps/epoch |"
-echo "|---|---|---|---|---|---|---|"
+echo "| cost | W | padding | imbalance mean / p99 | useful share | lag-1 | pairs again | steps/epoch | full-budget steps |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for cost in linear quadratic; do for W in 8 64; do
   "$build/evenfeed" plan --synthetic 2000000 --world-size $W --tokens-per-rank 16384 --cost $cost --epochs 2 \
       --no-baselines --json | python3 -c '
 import json, sys
 j = json.load(sys.stdin); e = j["evenfeed"]; k = "imbalance_" + j["config"]["cost"]
-print("| %s | %d | %.2f%% | %.3f / %.3f | %.3f | %.2f%% | %d |" % (j["config"]["cost"], j["config"]["world_size"],
-      100 * e["padding_waste"], e[k]["mean"], e[k]["p99"], e["lag1_batch_mean_length"], 100 * e["repeated_pair_share"],
-      e["steps_per_epoch"][0]))'
+c = j["config"]["cost"]
+print("| %s | %d | %.2f%% | %.3f / %.3f | %.1f%% | %.3f | %.2f%% | %d | %.1f |" % (c, j["config"]["world_size"],
+      100 * e["padding_waste"], e[k]["mean"], e[k]["p99"], 100 * e["useful_share_" + c], e["lag1_batch_mean_length"],
+      100 * e["repeated_pair_share"], e["steps_per_epoch"][0], j["config"]["full_budget_steps"]))'
 done; done
 echo
 echo "### Planning speed and memory"

@@ -6,10 +6,12 @@
 namespace evenfeed {
 namespace {
 
-// Bisection steps over [1, W]: 2^-50 of W is far below any figure the report prints.
-constexpr int kBisections = 50;
+// Bisection steps over [1, W]: 2^-36 of W is far below any figure the report prints.
+constexpr int kBisections = 36;
 // Slack in the comparisons, so that rounding can only lower the bound, never raise it.
 constexpr double kSlack = 1e-12;
+// held_by_steps keeps this many values at most (512 KiB), whatever the corpus.
+constexpr uint64_t kMemoSteps = uint64_t{1} << 16;
 
 // Costs dearest first, as groups of one cost; position i is the (i+1)-th dearest.
 class Descending {
@@ -107,6 +109,15 @@ class StepBound {
     return lumps_.top(from + a) - lumps_.top(from) + reaches_.top(slots - a);
   }
 
+  // The most k steps can hold: the same for every theta and every r, so the first
+  // kMemoSteps values are kept (each is a binary search over the lumps taken).
+  double held_by_steps(uint64_t k) const {
+    if (k >= kMemoSteps) return most_held(0, k * w_);
+    if (k >= held_.size()) held_.resize(std::min<uint64_t>(kMemoSteps, 2 * k + 2), -1);
+    if (held_[k] < 0) held_[k] = most_held(0, k * w_);
+    return held_[k];
+  }
+
   // Argument 2 at theta = group g's cost: some step count k in [max(q, held / W), n_theta]
   // whose k steps' work needed is at most what k W batches can cost.
   bool some_step_count_passes(size_t g, double heads, uint64_t must_hold, double r) const {
@@ -116,12 +127,10 @@ class StepBound {
     if (lo > hi) return false;
     const double per_step = ranks_ * theta / r;  // each step after the q
     auto shortfall = [&](uint64_t k) {
-      return ranks_ * heads / r + static_cast<double>(k - q) * per_step - most_held(0, k * w_);
+      return ranks_ * heads / r + static_cast<double>(k - q) * per_step - held_by_steps(k);
     };
     // shortfall(k + 1) - shortfall(k) grows with k: the least is where it stops falling.
-    auto rising = [&](uint64_t k) {
-      return per_step >= most_held(0, (k + 1) * w_) - most_held(0, k * w_);
-    };
+    auto rising = [&](uint64_t k) { return per_step >= held_by_steps(k + 1) - held_by_steps(k); };
     uint64_t a = lo, b = hi;  // the first k in [lo, hi] that is rising, or hi
     while (a < b) {
       const uint64_t mid = a + (b - a) / 2;
@@ -137,6 +146,7 @@ class StepBound {
   double ranks_;
   uint64_t w_;
   std::vector<double> one_step_;
+  mutable std::vector<double> held_;  // held_by_steps(k), -1 until computed
 };
 
 }  // namespace

@@ -110,26 +110,29 @@ def plan_row(binary, corpora, row, seed=0):
                                    config.get("worst_step_bound", 0), md5))
 
 
+def fields(row):
+    """A printed row's `name=value` figures."""
+    return dict(f.split("=", 1) for f in row.partition(" | ")[2].split() if "=" in f)
+
+
 def missed(row):
     """The targets a row's figures miss, as `name figure`, from its printed fields (drops,
     duplicates and step counts are not printed: every row so far meets them, and a row
     missing one says MISS with none of these named)."""
-    fields = dict(f.split("=", 1) for f in row.partition(" | ")[2].split() if "=" in f)
+    f = fields(row)
     checks = [("padding", "pad", 2.0, "%s%%"), ("mean", "mean", 1.03, "%s"), ("p99", "p99", 1.10, "%s"),
               ("pairs", "pairs", 10.0, "%s%%")]
-    out = ["%s %s" % (name, fmt % fields[field]) for name, field, most, fmt in checks
-           if float(fields[field]) > most]
-    if abs(float(fields["lag"])) > 0.2:
-        out.append("lag-1 %s" % fields["lag"])
+    out = ["%s %s" % (name, fmt % f[field]) for name, field, most, fmt in checks if float(f[field]) > most]
+    if abs(float(f["lag"])) > 0.2:
+        out.append("lag-1 %s" % f["lag"])
     return out
 
 
 def print_misses(rows):
     for row in rows:
         if " | MISS " in row:
-            bound = dict(f.split("=", 1) for f in row.split() if f.startswith("bound="))["bound"]
             print("miss %s: %s (bound %s)" % (row.partition(" | ")[0], ", ".join(missed(row)) or "?",
-                                              bound))
+                                              fields(row)["bound"]))
 
 
 def compare(rows, old_file):

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <utility>
 #include <vector>
 
 #include "bucketing/lump_step_bound.h"
@@ -15,64 +13,6 @@ namespace {
 // from below by least_over_steps' envelope: keeps the bound's time linear in the lumps'
 // distinct lengths on any corpus.
 constexpr uint64_t kStepsSearched = 4096;
-
-// The lumps, dearest first, as groups of one cost: the sum of the j dearest in
-// O(log groups).
-class LumpPrefix {
- public:
-  void add_group(double cost, uint64_t count) {
-    count_.push_back((count_.empty() ? 0 : count_.back()) + count);
-    sum_.push_back((sum_.empty() ? 0 : sum_.back()) + static_cast<double>(count) * cost);
-    cost_.push_back(cost);
-  }
-  uint64_t size() const { return count_.empty() ? 0 : count_.back(); }
-  double top(uint64_t j) const {
-    if (j == 0) return 0;
-    const size_t g = std::lower_bound(count_.begin(), count_.end(), j) - count_.begin();
-    const uint64_t before = g == 0 ? 0 : count_[g - 1];
-    return (g == 0 ? 0 : sum_[g - 1]) + static_cast<double>(j - before) * cost_[g];
-  }
-  // The cost of the i-th dearest lump (1 <= i <= size()).
-  double cost_at(uint64_t i) const {
-    return cost_[std::lower_bound(count_.begin(), count_.end(), i) - count_.begin()];
-  }
-
- private:
-  std::vector<uint64_t> count_;
-  std::vector<double> sum_, cost_;
-};
-
-// The fluid samples' reaches (what a batch headed by each can cost at most), largest
-// first, as groups of one value: the sum of the k largest in O(log groups).
-class ReachPrefix {
- public:
-  explicit ReachPrefix(std::vector<std::pair<double, uint64_t>> groups) {
-    std::sort(groups.begin(), groups.end(), std::greater<>());
-    for (const auto& [reach, count] : groups) {
-      count_.push_back((count_.empty() ? 0 : count_.back()) + count);
-      sum_.push_back((sum_.empty() ? 0 : sum_.back()) + static_cast<double>(count) * reach);
-      reach_.push_back(reach);
-    }
-  }
-  double largest() const { return reach_.empty() ? 0 : reach_.front(); }
-  // The sum of the k largest (all of them when there are fewer).
-  double top(uint64_t k) const {
-    if (k == 0 || count_.empty()) return 0;
-    if (k >= count_.back()) return sum_.back();
-    const size_t g = std::lower_bound(count_.begin(), count_.end(), k) - count_.begin();
-    const uint64_t before = g == 0 ? 0 : count_[g - 1];
-    return (g == 0 ? 0 : sum_[g - 1]) + static_cast<double>(k - before) * reach_[g];
-  }
-  // The k-th largest (k >= 1; 0 past the last).
-  double at(uint64_t k) const {
-    if (count_.empty() || k > count_.back()) return 0;
-    return reach_[std::lower_bound(count_.begin(), count_.end(), k) - count_.begin()];
-  }
-
- private:
-  std::vector<uint64_t> count_;
-  std::vector<double> sum_, reach_;
-};
 
 // The least j in [lo, hi] where `holds` (false, then true, as j grows), or hi + 1.
 template <typename Predicate>
@@ -97,8 +37,8 @@ uint64_t first_where(uint64_t lo, uint64_t hi, Predicate holds) {
 // then falls (the lumps get cheaper, the reaches displaced dearer): so the most is at
 // one of those turns, or an end.
 struct StepsContent {
-  const LumpPrefix& lumps;
-  const ReachPrefix& reaches;
+  const CostGroups& lumps;    // dearest first
+  const CostGroups& reaches;  // the fluid samples' reaches, largest first
   uint64_t ranks;
   double fluid;
   // The most a rank without a lump can hold: the largest reach.
@@ -113,7 +53,7 @@ struct StepsContent {
     const uint64_t all_fluid =
         first_where(lo, hi, [&](uint64_t j) { return reaches.top(s * ranks - j) <= fluid; });
     const uint64_t falling = first_where(
-        lo, hi - 1, [&](uint64_t j) { return lumps.cost_at(j + 1) <= reaches.at(s * ranks - j); });
+        lo, hi - 1, [&](uint64_t j) { return lumps.at(j) <= reaches.at(s * ranks - j - 1); });
     double best = std::max(at(s, lo), at(s, hi));
     for (uint64_t j : {all_fluid, all_fluid - 1, falling, std::max(all_fluid, falling)})
       if (j >= lo && j <= hi) best = std::max(best, at(s, j));
@@ -213,23 +153,22 @@ double ImbalanceBound::worst_step() const {
   if (tokens_ == 0) return 1;
   const uint64_t ranks = std::max<uint32_t>(1, options_.world_size);
   const double fluid = fluid_with_padding();
-  std::vector<std::pair<double, uint64_t>> reach_groups;
+  std::vector<CostGroup> reach_groups;
   for (uint64_t length = 1; length < fluid_lengths_.size(); ++length)
-    if (fluid_lengths_[length] > 0)
-      reach_groups.emplace_back(reach(length), fluid_lengths_[length]);
-  std::vector<CostGroup> reach_order;  // for the second argument, dearest first
-  for (const auto& [reach, count] : reach_groups) reach_order.push_back({reach, count});
-  std::sort(reach_order.begin(), reach_order.end(),
-            [](const CostGroup& a, const CostGroup& b) { return a.cost > b.cost; });
-  const ReachPrefix reaches(std::move(reach_groups));
+    if (fluid_lengths_[length] > 0) reach_groups.push_back({reach(length), fluid_lengths_[length]});
+  std::sort(reach_groups.begin(), reach_groups.end(), [](const CostGroup& a, const CostGroup& b) {
+    return a.cost != b.cost ? a.cost > b.cost : a.count > b.count;
+  });
+  const CostGroups reaches(reach_groups);
   // With no lumps, the step of the dearest sample: all the fluid at most, and no more
   // than W heads can reach.
   if (lump_count_ == 0)
     return std::max(1.0, static_cast<double>(ranks) * cost(longest_fluid()) /
                              std::min(fluid, reaches.top(ranks)));
-  LumpPrefix lumps;
-  for (const auto& [length, count] : lumps_) lumps.add_group(cost(length), count);
-  const StepsContent content{lumps, reaches, ranks, fluid, reaches.largest()};
+  std::vector<CostGroup> lump_groups;  // lumps_ is longest first, so dearest first
+  for (const auto& [length, count] : lumps_) lump_groups.push_back({cost(length), count});
+  const CostGroups lumps(lump_groups);
+  const StepsContent content{lumps, reaches, ranks, fluid, reaches.dearest()};
   // The steps holding the t dearest lumps: at least j of them hold one of the
   // (j - 1) W + 1 dearest (a step holds W lumps at most), so the j-th dearest step's
   // dearest batch costs at least that lump, c_((j-1) W + 1). `heads` sums these for
@@ -238,13 +177,11 @@ double ImbalanceBound::worst_step() const {
   uint64_t t = 0, q = 0;
   for (const auto& [length, count] : lumps_) {
     t += count;  // a group's bound is highest at its last lump (q grows with t)
-    for (; q < (t + ranks - 1) / ranks; ++q) heads += lumps.cost_at(q * ranks + 1);
+    for (; q < (t + ranks - 1) / ranks; ++q) heads += lumps.at(q * ranks);
     worst = std::max(worst, least_over_steps(content, t, cost(length), heads, worst));
   }
   // The same lumps one step at a time (lump_step_bound.h): the larger bound holds.
-  std::vector<CostGroup> lump_order;
-  for (const auto& [length, count] : lumps_) lump_order.push_back({cost(length), count});
-  return std::max(worst, lump_step_bound(lump_order, reach_order, ranks));
+  return std::max(worst, lump_step_bound(lumps, reaches, ranks));
 }
 
 }  // namespace evenfeed

@@ -13,52 +13,9 @@ constexpr double kSlack = 1e-12;
 // held_by_steps keeps this many values at most (512 KiB), whatever the corpus.
 constexpr uint64_t kMemoSteps = uint64_t{1} << 16;
 
-// Costs dearest first, as groups of one cost; position i is the (i+1)-th dearest.
-class Descending {
- public:
-  explicit Descending(std::span<const CostGroup> groups) {
-    for (const CostGroup& g : groups) {
-      if (g.count == 0) continue;
-      cost_.push_back(g.cost);
-      end_.push_back(size() + g.count);
-      sum_.push_back((sum_.empty() ? 0 : sum_.back()) + static_cast<double>(g.count) * g.cost);
-    }
-  }
-  size_t groups() const { return cost_.size(); }
-  double cost(size_t g) const { return cost_[g]; }
-  uint64_t size() const { return end_.empty() ? 0 : end_.back(); }
-  uint64_t begin_of(size_t g) const { return g == 0 ? 0 : end_[g - 1]; }
-  uint64_t end_of(size_t g) const { return end_[g]; }
-  double dearest() const { return cost_.empty() ? 0 : cost_[0]; }
-  // How many cost more than `x`.
-  uint64_t count_above(double x) const {
-    const size_t g =
-        std::partition_point(cost_.begin(), cost_.end(), [x](double c) { return c > x; }) -
-        cost_.begin();
-    return g == 0 ? 0 : end_[g - 1];
-  }
-  // The cost at position i (0 past the end).
-  double at(uint64_t i) const {
-    if (i >= size()) return 0;
-    return cost_[std::upper_bound(end_.begin(), end_.end(), i) - end_.begin()];
-  }
-  // The sum of the i dearest (all of them when there are fewer).
-  double top(uint64_t i) const {
-    i = std::min(i, size());
-    if (i == 0) return 0;
-    const size_t g = std::lower_bound(end_.begin(), end_.end(), i) - end_.begin();
-    return (g == 0 ? 0 : sum_[g - 1]) + static_cast<double>(i - begin_of(g)) * cost_[g];
-  }
-
- private:
-  std::vector<double> cost_, sum_;
-  std::vector<uint64_t> end_;
-};
-
 class StepBound {
  public:
-  StepBound(std::span<const CostGroup> lumps, std::span<const CostGroup> reaches,
-            uint64_t world_size)
+  StepBound(const CostGroups& lumps, const CostGroups& reaches, uint64_t world_size)
       : lumps_(lumps), reaches_(reaches), ranks_(static_cast<double>(world_size)), w_(world_size) {
     // f(h) for each group's cost (argument 1): its step holds at most the W dearest of
     // the lumps no dearer than it, which start at the group's first lump, and the reaches.
@@ -142,7 +99,8 @@ class StepBound {
     return shortfall(a) <= kSlack * std::max(1.0, ranks_ * heads);
   }
 
-  Descending lumps_, reaches_;
+  const CostGroups& lumps_;
+  const CostGroups& reaches_;
   double ranks_;
   uint64_t w_;
   std::vector<double> one_step_;
@@ -151,11 +109,8 @@ class StepBound {
 
 }  // namespace
 
-double lump_step_bound(std::span<const CostGroup> lumps, std::span<const CostGroup> reaches,
-                       uint64_t world_size) {
-  if (world_size <= 1 ||
-      std::none_of(lumps.begin(), lumps.end(), [](const CostGroup& g) { return g.count > 0; }))
-    return 1;
+double lump_step_bound(const CostGroups& lumps, const CostGroups& reaches, uint64_t world_size) {
+  if (world_size <= 1 || lumps.size() == 0) return 1;
   const StepBound bound(lumps, reaches, world_size);
   double fails = 1, passes = static_cast<double>(world_size);  // every plan is within W
   if (bound.passes(fails)) return 1;

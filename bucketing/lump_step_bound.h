@@ -39,18 +39,13 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
+
+#include "bucketing/cost_groups.h"
 
 namespace evenfeed {
 
-struct CostGroup {
-  double cost = 0;     // in budgets
-  uint64_t count = 0;  // how many have this cost
-};
-
-// `lumps`: every lump of one epoch, `reaches`: every other sample's reach, each as groups
-// of one cost, dearest first. 1 when there is no lump or one rank.
-double lump_step_bound(std::span<const CostGroup> lumps, std::span<const CostGroup> reaches,
-                       uint64_t world_size);
+// `lumps`: every lump of one epoch; `reaches`: every other sample's reach (both dearest
+// first). 1 when there is no lump or one rank.
+double lump_step_bound(const CostGroups& lumps, const CostGroups& reaches, uint64_t world_size);
 
 }  // namespace evenfeed

@@ -45,6 +45,10 @@ struct BucketingOptions {
   // Set by resolve_automatic once max_batch_size is the cap to plan with, so options
   // resolved once and passed on are not capped again below their chosen cap.
   bool max_batch_size_resolved = false;
+  // Set by resolve_automatic too: no cap's estimate met `repeated_pairs_target`, so the
+  // cap chosen is a fallback (AutomaticCap::estimate_met), and the fallback trial may
+  // measure other caps and noises (`fallback_trial`).
+  bool pairs_estimate_missed = false;
   // The re-batched pair share the automatic cap aims under (0: never cap automatically).
   double repeated_pairs_target = 0.08;
   // Where the cap above was chosen below the ceiling, the caller that plans the run
@@ -52,6 +56,12 @@ struct BucketingOptions {
   // run's world size and seed, and keeps the faster plan that meets every target
   // (trial_batch_cap, cap_trial.h). false: the estimate's cap, whatever the world size.
   bool cap_trial = true;
+  // Where no cap's estimate met the pairs target (the cap chosen is a fallback), the
+  // caller that plans the run also plans the first two epochs with the estimate's
+  // choice and, when they miss the padding or pairs target, with wider noises and
+  // smaller caps, and keeps the first that meets every target (trial_fallback_batches,
+  // fallback_trial.h). false: the estimate's choice.
+  bool fallback_trial = true;
   // When no cap brings the estimate under the target, the cap with the least estimate
   // is still chosen if that estimate is below this share of full batches' (0: keep
   // full batches then). 0.75: the README's demo corpus needed more than 0.5.

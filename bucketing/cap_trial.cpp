@@ -10,19 +10,12 @@
 namespace evenfeed {
 namespace {
 
-// Issue 3's targets besides padding (kPaddingTarget): per-step imbalance mean and p99,
-// re-batched pairs, |lag-1|.
-constexpr double kImbalanceMeanTarget = 1.03;
-constexpr double kImbalanceP99Target = 1.10;
-constexpr double kRepeatedPairsTarget = 0.10;
-constexpr double kLag1Target = 0.2;
 constexpr uint32_t kTrialEpochs = 2;
 
-// The first kTrialEpochs epochs planned as a run from epoch 0 plans them (each epoch's
-// deal steered by the one before), measured on the lengths as planned: cut to the
-// budget when the plan truncates.
-TrialFigures plan_and_measure(const LengthSource& lengths, const BucketingOptions& options,
-                              const CapTrialOptions& trial) {
+}  // namespace
+
+TrialFigures plan_first_epochs(const LengthSource& lengths, const BucketingOptions& options,
+                               const CapTrialOptions& trial) {
   const uint64_t cut =
       options.oversize == OversizePolicy::kTruncate ? options.tokens_per_rank : UINT64_MAX;
   const TruncatedLengths measured(lengths, cut);
@@ -50,21 +43,17 @@ TrialFigures plan_and_measure(const LengthSource& lengths, const BucketingOption
           .useful_share = metrics.useful_share(options.cost.kind)};
 }
 
-// Twice `resolved`'s cap, with the noise chosen for it as for a cap the caller sets
-// (the widest that fits noise_cap_padding) unless the caller set the noise.
-BucketingOptions doubled_cap(const LengthSource& lengths, const BucketingOptions& given,
-                             const BucketingOptions& resolved) {
-  BucketingOptions larger = given;
-  larger.window = resolved.window;
-  larger.max_batch_size = 2 * resolved.max_batch_size;
-  larger.max_batch_size_resolved = false;
-  larger.repeated_pairs_target = 0;  // exactly this cap
-  larger = resolve_automatic(lengths, larger);
-  larger.repeated_pairs_target = given.repeated_pairs_target;
-  return larger;
+BucketingOptions with_cap(const LengthSource& lengths, const BucketingOptions& given,
+                          const BucketingOptions& resolved, uint64_t cap) {
+  BucketingOptions capped = given;
+  capped.window = resolved.window;
+  capped.max_batch_size = cap;
+  capped.max_batch_size_resolved = false;
+  capped.repeated_pairs_target = 0;  // exactly this cap
+  capped = resolve_automatic(lengths, capped);
+  capped.repeated_pairs_target = given.repeated_pairs_target;
+  return capped;
 }
-
-}  // namespace
 
 bool meets_every_target(const TrialFigures& f) {
   return f.padding <= kPaddingTarget && f.imbalance_mean <= kImbalanceMeanTarget &&
@@ -90,17 +79,17 @@ BucketingOptions trial_batch_cap(const LengthSource& lengths, const BucketingOpt
   if (!chosen_below_ceiling || cap > ceiling / 2 || lengths.size() > kMostTrialSamples ||
       lengths.size() == 0)
     return resolved;
-  const BucketingOptions larger = doubled_cap(lengths, given, resolved);
+  const BucketingOptions larger = with_cap(lengths, given, resolved, 2 * cap);
   if (trial.run_both) {
     TrialFigures twice, chosen;
-    trial.run_both([&] { twice = plan_and_measure(lengths, larger, trial); },
-                   [&] { chosen = plan_and_measure(lengths, resolved, trial); });
+    trial.run_both([&] { twice = plan_first_epochs(lengths, larger, trial); },
+                   [&] { chosen = plan_first_epochs(lengths, resolved, trial); });
     return larger_cap_wins(chosen, twice, given.repeated_pairs_target) ? larger : resolved;
   }
-  const TrialFigures twice = plan_and_measure(lengths, larger, trial);
+  const TrialFigures twice = plan_first_epochs(lengths, larger, trial);
   // The chosen cap's plan is needed only when twice it can win.
   if (!could_win(twice, given.repeated_pairs_target)) return resolved;
-  return larger_cap_wins(plan_and_measure(lengths, resolved, trial), twice,
+  return larger_cap_wins(plan_first_epochs(lengths, resolved, trial), twice,
                          given.repeated_pairs_target)
              ? larger
              : resolved;

@@ -45,6 +45,13 @@ struct TrialFigures {
   double useful_share = 0;    // cost in use (PlanMetrics::useful_share)
 };
 
+// Issue 3's targets besides padding (kPaddingTarget): per-step imbalance mean and p99,
+// re-batched pairs, |lag-1|.
+inline constexpr double kImbalanceMeanTarget = 1.03;
+inline constexpr double kImbalanceP99Target = 1.10;
+inline constexpr double kRepeatedPairsTarget = 0.10;
+inline constexpr double kLag1Target = 0.2;
+
 // Whether `f` meets every target of issue 3 (BENCHMARKS.md, "Against the targets").
 bool meets_every_target(const TrialFigures& f);
 
@@ -78,6 +85,19 @@ struct CapTrialOptions {
   // them one at a time.
   RunBoth run_both;
 };
+
+// The first two epochs of `options` (resolved), planned as a run from epoch 0 plans them
+// at `trial.world_size` and `trial.seed` (each epoch's deal steered by the one before),
+// measured on the lengths as planned: cut to the budget when the plan truncates.
+TrialFigures plan_first_epochs(const LengthSource& lengths, const BucketingOptions& options,
+                               const CapTrialOptions& trial);
+
+// `resolved` (resolve_automatic's result for `given`) with `cap` for its cap, and the
+// noise chosen for that cap as for a caller's cap of that size (the widest that fits
+// noise_cap_padding) unless the caller set the noise: what `--max-batch-size cap
+// --pairs-target 0` plans with, the pairs target kept.
+BucketingOptions with_cap(const LengthSource& lengths, const BucketingOptions& given,
+                          const BucketingOptions& resolved, uint64_t cap);
 
 // `resolved` (resolve_automatic's result for `given`, the caller's options) with its
 // cap doubled when the trial keeps twice it, and the noise re-chosen for that cap; as

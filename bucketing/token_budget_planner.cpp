@@ -128,7 +128,8 @@ static AutomaticCap halved_if_noise_overpads(const std::vector<PlanItem>& noise_
   };
   const uint64_t half = least.max_batch_size / 2;
   if (!overpads(least.max_batch_size) || overpads(half)) return least;
-  return {half, kNoiseCaps[widest_fitting_noise(noise_items, o, 0, o.noise_cap_padding_for_pairs)]};
+  return {half, kNoiseCaps[widest_fitting_noise(noise_items, o, 0, o.noise_cap_padding_for_pairs)],
+          false};
 }
 
 // Full batches are capped only when their estimate exceeds the target this many times.
@@ -191,7 +192,7 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   auto largest_meeting = [&](double noise_padding) -> std::optional<AutomaticCap> {
     noise = 0;
     full_share = share(ceiling, noise_padding);
-    if (!full) full = AutomaticCap{ceiling, o.noise_cap};
+    if (!full) full = AutomaticCap{ceiling, o.noise_cap, false};
     if (full_share <= kCapTrigger * options.repeated_pairs_target)
       return AutomaticCap{ceiling, o.noise_cap};
     for (uint64_t cap : kBatchCaps) {
@@ -200,7 +201,7 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
       if (capped <= options.repeated_pairs_target) return AutomaticCap{cap, o.noise_cap};
       if (capped < least_share) {
         least_share = capped;
-        least = AutomaticCap{cap, o.noise_cap};
+        least = AutomaticCap{cap, o.noise_cap, false};
       }
     }
     return std::nullopt;
@@ -235,6 +236,7 @@ BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions
     options.max_batch_size = chosen.max_batch_size;
     options.noise_cap = chosen.noise_cap;
     options.max_batch_size_resolved = true;
+    options.pairs_estimate_missed = !chosen.estimate_met;
   }
   if (options.noise_cap == 0) options.noise_cap = automatic_noise_cap(lengths, options);
   return options;

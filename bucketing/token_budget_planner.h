@@ -115,9 +115,14 @@ double greedy_repeated_pair_share(const WindowPlanner& planner, const std::vecto
 // When the cap with the least estimate is the ladder's smallest and even the narrowest
 // noise pads more than kPaddingTarget with it, but not with half of it, the cap is
 // halved (32).
+// `estimate_met`: whether the estimate of that cap (full batches' within 1.25 x the
+// target) meets options.repeated_pairs_target; false where the cap is a fallback (the
+// least estimate's, half it, or full batches). trial_fallback_batches
+// (fallback_trial.h) measures other caps and noises only then.
 struct AutomaticCap {
   uint64_t max_batch_size;
   double noise_cap;
+  bool estimate_met = true;
 };
 AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options);
 

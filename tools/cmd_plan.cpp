@@ -19,7 +19,7 @@ void add_plan(CLI::App& app, Runner& run) {
   static uint64_t synthetic = 0, tokens_per_rank = 0, batch_size = 0, resume_at = 0;
   static uint32_t resume_world = 0;
   static bool json = false, no_baselines = false, drop_last = false, no_mix = false,
-              no_fresh_mates = false, no_cap_trial = false;
+              no_fresh_mates = false, no_cap_trial = false, no_fallback_trial = false;
   static std::string dump;
   static PlanRequest r;
   cmd->add_option("DIR", dir, "Dataset directory (lengths from its index)");
@@ -62,6 +62,12 @@ void add_plan(CLI::App& app, Runner& run) {
                 "also planned for the first two epochs at this world size and seed, and "
                 "kept when it meets every target and runs faster, or meets them where the "
                 "estimate's cap does not)");
+  cmd->add_flag("--no-fallback-trial", no_fallback_trial,
+                "Keep the automatic cap and noise the estimate chose (by default, where no "
+                "sample cap's estimate met --pairs-target, the first two epochs are planned "
+                "at this world size and seed, and when they miss the padding or pairs "
+                "target, so are wider noises and smaller caps, and the first that meets "
+                "every target is kept)");
   cmd->add_option("--least-cap-share", r.bucketing_options.least_cap_share,
                   "When no cap meets --pairs-target, the cap with the least estimate is "
                   "chosen if it is below this share of full batches' (0: keep them full)")
@@ -134,6 +140,7 @@ void add_plan(CLI::App& app, Runner& run) {
       r.bucketing_options.mix_batches = !no_mix;
       r.bucketing_options.fresh_mates = !no_fresh_mates;
       r.bucketing_options.cap_trial = !no_cap_trial;
+      r.bucketing_options.fallback_trial = !no_fallback_trial;
       r.baseline_batch_size = r.bucketing ? batch_size : 0;
       r.baselines = !no_baselines;
       r.dump = dump;

@@ -24,7 +24,8 @@ struct TrainFlags {
   TrainOptions o;
   std::string optimizer = "sgd", on_bad = "fail", oversize = "error";
   double lr = 0, bucket_mb = 25, first_bucket_mb = 1, timeout = 300;
-  bool unbucketed = false, json = false, no_fresh_mates = false, no_cap_trial = false;
+  bool unbucketed = false, json = false, no_fresh_mates = false, no_cap_trial = false,
+       no_fallback_trial = false;
 };
 
 void print_result(const TrainResult& r, const TrainFlags& f, const MpiRuntime& mpi) {
@@ -107,6 +108,7 @@ int run_train(MpiRuntime& mpi, TrainFlags& f) {
   o.truncate_oversize = f.oversize == "truncate";
   o.fresh_mates = !f.no_fresh_mates;
   o.cap_trial = !f.no_cap_trial;
+  o.fallback_trial = !f.no_fallback_trial;
   std::unique_ptr<Communicator> comm = make_host_communicator(mpi.world_size());
   const bool terminal = mpi.rank() == 0 && ::isatty(STDERR_FILENO) && !quiet() && !f.json;
   auto progress = [terminal](const TrainProgress& p) {
@@ -164,6 +166,10 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-cap-trial", f.no_cap_trial,
                 "With --tokens-per-rank: keep the automatic sample cap the estimate chose "
                 "rather than also trying twice it at the start (as `evenfeed plan`)");
+  cmd->add_flag("--no-fallback-trial", f.no_fallback_trial,
+                "With --tokens-per-rank: keep the automatic cap and noise the estimate chose "
+                "where it fell back, rather than also trying others at the start (as "
+                "`evenfeed plan`)");
   cmd->add_option("--accum", o.accum, "Micro-steps per optimiser step (gradient accumulation)")
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--optimizer", f.optimizer, "sgd (momentum 0.9) or adamw")

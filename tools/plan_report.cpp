@@ -16,6 +16,7 @@
 
 #include "bucketing/baselines.h"
 #include "bucketing/cap_trial.h"
+#include "bucketing/fallback_trial.h"
 #include "bucketing/imbalance_bound.h"
 #include "bucketing/plan_metrics.h"
 #include "bucketing/token_budget_planner.h"
@@ -184,16 +185,22 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                  "--resume-world-size must be at least 1");
   PlanRequest r = request;  // automatic options resolved once for every epoch's planner
   // The estimate's cap, then the trial of twice it at this run's world size and seed
-  // (cap_trial.h): the trainer makes the same choice at the start of a run.
-  uint64_t estimated_cap = 0;
+  // (cap_trial.h), then, where the estimate fell back, the search of other caps and
+  // noises (fallback_trial.h): the trainer makes the same choice at the start of a run.
+  bool doubled = false, fallback_kept = false;
   if (r.bucketing) {
     const BucketingOptions resolved = resolve_automatic(lengths, r.bucketing_options);
-    estimated_cap = resolved.max_batch_size;
     r.bucketing_options = trial_batch_cap(
         lengths, request.bucketing_options, resolved,
         {.world_size = r.world_size, .seed = r.seed, .run_both = [](const auto& a, const auto& b) {
            tbb::parallel_invoke(a, b);
          }});
+    doubled = r.bucketing_options.max_batch_size != resolved.max_batch_size;
+    const BucketingOptions settled = r.bucketing_options;
+    r.bucketing_options = trial_fallback_batches(lengths, request.bucketing_options, settled,
+                                                 {.world_size = r.world_size, .seed = r.seed});
+    fallback_kept = r.bucketing_options.max_batch_size != settled.max_batch_size ||
+                    r.bucketing_options.noise_cap != settled.noise_cap;
   }
   // The mean as planned: after truncation, when samples are cut to the budget. The
   // fixed-batch baseline's batch size comes from it.
@@ -225,10 +232,11 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"quadratic_a", r.bucketing_options.cost.a},
                       {"window", r.bucketing_options.window},
                       {"noise_cap", r.bucketing_options.noise_cap},
+                      {"chosen_by_fallback_trial", fallback_kept},
                       {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
                       {"max_batch_size_automatic", cap_chosen},
                       {"max_batch_size_given", cap_given},
-                      {"max_batch_size_doubled_by_trial", r.bucketing && cap != estimated_cap},
+                      {"max_batch_size_doubled_by_trial", doubled},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},
@@ -286,7 +294,8 @@ std::string plan_report_text(const nlohmann::json& report) {
       c.value("truncated", false) ? ", cut to the budget" : "", c["world_size"].get<uint32_t>(),
       c["planner"].get<std::string>(), c["tokens_per_rank"].get<uint64_t>(),
       c["cost"].get<std::string>(), c["epochs"].get<uint32_t>(), c["seed"].get<uint64_t>());
-  if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0) {
+  if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0 &&
+      !c.value("chosen_by_fallback_trial", false)) {
     const uint64_t given = c.value("max_batch_size_given", uint64_t{0});
     std::string why;
     if (c.value("max_batch_size_doubled_by_trial", false)) {
@@ -308,6 +317,17 @@ std::string plan_report_text(const nlohmann::json& report) {
     }
     out +=
         fmt::format("at most {} samples per batch{}\n", c["max_batch_size"].get<uint64_t>(), why);
+  }
+  if (c.value("chosen_by_fallback_trial", false)) {
+    out += fmt::format(
+        "{}, noise cap {} (chosen by the fallback trial: no sample cap's estimate met the "
+        "pairs target, the estimate's choice planned the first two epochs over the padding "
+        "or pairs target, and this one, tried after it, met every target; "
+        "--no-fallback-trial keeps the estimate's)\n",
+        c["max_batch_size"].get<uint64_t>() > 0
+            ? fmt::format("at most {} samples per batch", c["max_batch_size"].get<uint64_t>())
+            : std::string("no sample cap"),
+        c["noise_cap"].get<double>());
   }
   if (c.contains("full_budget_steps")) {
     const double steps = c["full_budget_steps"].get<double>();

@@ -17,6 +17,7 @@
 #include <tbb/parallel_for.h>
 
 #include "bucketing/cap_trial.h"
+#include "bucketing/fallback_trial.h"
 #include "bucketing/length_source.h"
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
@@ -69,6 +70,7 @@ class PlanFactory {
       if (options_.truncate_oversize) bucketing_.oversize = OversizePolicy::kTruncate;
       bucketing_.fresh_mates = options_.fresh_mates;
       bucketing_.cap_trial = options_.cap_trial;
+      bucketing_.fallback_trial = options_.fallback_trial;
     }
   }
 
@@ -91,11 +93,16 @@ class PlanFactory {
       bucketing_.max_batch_size_resolved = true;
       return;
     }
-    if (recorded != nullptr) given.cap_trial = false;
+    if (recorded != nullptr) given.cap_trial = given.fallback_trial = false;
     const BucketingOptions estimated = resolve_automatic(lengths_, given);
     bucketing_ =
         trial_batch_cap(lengths_, given, estimated, {.world_size = world, .seed = options_.seed});
     doubled_by_trial_ = bucketing_.max_batch_size != estimated.max_batch_size;
+    const BucketingOptions before = bucketing_;
+    bucketing_ = trial_fallback_batches(lengths_, given, bucketing_,
+                                        {.world_size = world, .seed = options_.seed});
+    fallback_kept_ = bucketing_.noise_cap != before.noise_cap ||
+                     bucketing_.max_batch_size != before.max_batch_size;
   }
   // One line for the log: what the plan settled on, and why the cap when a trial set it.
   std::string describe() const {
@@ -105,10 +112,11 @@ class PlanFactory {
         bucketing_.max_batch_size == kNoBatchCap
             ? "no sample cap"
             : fmt::format("at most {} samples per batch", bucketing_.max_batch_size);
-    return fmt::format("{} tokens per rank, {}{}, window {}, noise cap {}",
+    return fmt::format("{} tokens per rank, {}{}, window {}, noise cap {}{}",
                        options_.tokens_per_rank, cap,
                        doubled_by_trial_ ? " (twice the estimate's, kept by the cap trial)" : "",
-                       bucketing_.window, bucketing_.noise_cap);
+                       bucketing_.window, bucketing_.noise_cap,
+                       fallback_kept_ ? " (cap and noise kept by the fallback trial)" : "");
   }
 
   std::unique_ptr<StepPlanner> make(uint32_t world, const PlanState& state) const {
@@ -179,7 +187,8 @@ class PlanFactory {
   const TrainOptions& options_;
   SpanLengths lengths_;
   BucketingOptions bucketing_;
-  bool doubled_by_trial_ = false;                 // settle(): the trial doubled the cap
+  bool doubled_by_trial_ = false;  // settle(): the trial doubled the cap
+  bool fallback_kept_ = false;     // settle(): the fallback trial replaced the estimate's choice
   mutable std::optional<EpochMatesChain> chain_;  // made on first use, per seed
   mutable uint64_t chain_seed_ = 0;
 };

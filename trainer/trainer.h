@@ -42,6 +42,10 @@ struct TrainOptions {
   // With a token budget: try twice the automatic sample cap on the first two epochs at
   // the start (BucketingOptions::cap_trial). A resumed run takes its checkpoint's cap.
   bool cap_trial = true;
+  // With a token budget: where no sample cap's pairs estimate met the target, try other
+  // caps and noises on the first two epochs at the start
+  // (BucketingOptions::fallback_trial). A resumed run takes its checkpoint's.
+  bool fallback_trial = true;
   uint32_t accum = 1;             // micro-steps per optimiser step
   OptimizerOptions optimizer;     // total_steps is filled in from the plan
   double warmup_fraction = 0.05;  // of all optimiser steps

@@ -42,6 +42,10 @@ std::vector<std::byte> read_file(const std::filesystem::path& path);
 // ranks and 8,192 tokens under quadratic cost the automatic sample cap binds.
 std::vector<uint64_t> lumpy_lengths(size_t n);
 
+// Log-normal lengths, `median` x exp(sigma x z), at least 1, from the same fixed hash:
+// 3,000 of median 300 and sigma 1.6 are a small corpus of source-file-like lengths.
+std::vector<uint64_t> log_normal_file_lengths(size_t n, double median, double sigma);
+
 // An ImageFolder tree: `classes` subfolders with `per_class` JPEGs of varied kinds each.
 void make_image_tree(const std::filesystem::path& root, int classes, int per_class);
 

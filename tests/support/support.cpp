@@ -153,21 +153,35 @@ void write_text(const fs::path& path, const std::string& text) {
   f << text;
 }
 
+// splitmix64 of `x`, to [0, 1).
+static double splitmix_uniform(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<double>((x ^ (x >> 31)) >> 11) * 0x1.0p-53;
+}
+
 std::vector<uint64_t> lumpy_lengths(size_t n) {
-  auto uniform = [](uint64_t x) {  // splitmix64, to [0, 1)
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return static_cast<double>((x ^ (x >> 31)) >> 11) * 0x1.0p-53;
-  };
   std::vector<uint64_t> lengths;
   for (uint64_t i = 0; i < n; ++i) {
-    const double u1 = uniform(3 * i), u2 = uniform(3 * i + 1), kind = uniform(3 * i + 2);
+    const double u1 = splitmix_uniform(3 * i), u2 = splitmix_uniform(3 * i + 1),
+                 kind = splitmix_uniform(3 * i + 2);
     const double normal = std::sqrt(-2 * std::log(1 - u1)) * std::cos(6.283185307179586 * u2);
     double l = 40 * std::exp(normal);
     if (kind < 0.03) l = 1000 + u2 * 6000;
     if (kind < 0.004) l = 9000;
     lengths.push_back(std::max<uint64_t>(1, static_cast<uint64_t>(l)));
+  }
+  return lengths;
+}
+
+std::vector<uint64_t> log_normal_file_lengths(size_t n, double median, double sigma) {
+  std::vector<uint64_t> lengths;
+  for (uint64_t i = 0; i < n; ++i) {
+    const double u1 = splitmix_uniform(4 * i), u2 = splitmix_uniform(4 * i + 1);
+    const double normal = std::sqrt(-2 * std::log(1 - u1)) * std::cos(6.283185307179586 * u2);
+    lengths.push_back(
+        std::max<uint64_t>(1, static_cast<uint64_t>(median * std::exp(sigma * normal))));
   }
   return lengths;
 }

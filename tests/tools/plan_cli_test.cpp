@@ -339,6 +339,45 @@ TEST(PlanCli, TwiceTheEstimatedCapIsKeptWhereItPlansFasterWithinTheTargets) {
   EXPECT_FALSE(exact["config"]["max_batch_size_doubled_by_trial"].get<bool>());
 }
 
+// Where no sample cap's estimate met the pairs target and the estimate's choice plans
+// the first two epochs over the padding or pairs target, wider noises and smaller caps
+// are planned too (bucketing/fallback_trial.h). 3,000 source-file-like lengths at 8
+// ranks, quadratic, 4,096 tokens: the report says the fallback trial chose, its plan
+// meets every target, and it is exactly the plan that cap and noise given by hand make;
+// --no-fallback-trial keeps the estimate's, which re-batches more than 10% of the pairs.
+TEST(PlanCli, TheFallbackTrialsChoiceIsReportedAndIsTheSameByHand) {
+  testing::TempDir tmp;
+  std::string text;
+  for (uint64_t length : testing::log_normal_file_lengths(3000, 300, 1.2))
+    text += std::to_string(length) + "\n";
+  testing::write_text(tmp / "files.txt", text);
+  const std::string plan = kBin + " plan --lengths " + (tmp / "files.txt").string() +
+                           " --world-size 8 --tokens-per-rank 4096 --cost quadratic " +
+                           "--oversize truncate --epochs 2 --no-baselines ";
+  auto report_of = [&](const std::string& flags) {
+    return json_report_of(plan + "--json " + flags);
+  };
+  const auto estimated = report_of("--no-fallback-trial");
+  const auto tried = report_of("");
+  EXPECT_FALSE(estimated["config"]["chosen_by_fallback_trial"].get<bool>());
+  EXPECT_GT(estimated["evenfeed"]["repeated_pair_share"].get<double>(), 0.10);
+  EXPECT_TRUE(tried["config"]["chosen_by_fallback_trial"].get<bool>());
+  const auto& e = tried["evenfeed"];
+  EXPECT_LE(e["padding_waste"].get<double>(), 0.02);
+  EXPECT_LE(e["imbalance_quadratic"]["mean"].get<double>(), 1.03);
+  EXPECT_LE(e["imbalance_quadratic"]["p99"].get<double>(), 1.10);
+  EXPECT_LE(e["repeated_pair_share"].get<double>(), 0.08);
+  const uint64_t cap = tried["config"]["max_batch_size"].get<uint64_t>();
+  ASSERT_GT(cap, 0u);
+  const auto by_hand =
+      report_of("--noise-cap " + std::to_string(tried["config"]["noise_cap"].get<double>()) +
+                " --pairs-target 0 --max-batch-size " + std::to_string(cap));
+  for (const char* figure : {"padding_waste", "useful_share_quadratic", "repeated_pair_share"})
+    EXPECT_EQ(by_hand["evenfeed"][figure], e[figure]) << figure;
+  const auto words = run_command(plan);
+  EXPECT_NE(words.out.find("--no-fallback-trial keeps"), std::string::npos) << words.out;
+}
+
 // A window padding more than --padding-guard (default 1.9%) is planned again with half
 // the noise. 20,000 log-normal lengths (median 40, sigma 0.9, drawn from golden-ratio
 // sequences) under a quadratic budget of 8,192 tokens pad 2.4% with the full noise.

@@ -270,13 +270,15 @@ nlohmann::json json_report_of(const std::string& command) {
 // may cost alone) and --noise-cap-padding-for-pairs (what it may cost when no sample
 // cap meets the pairs target otherwise). On short entries with lumps, quadratic, only
 // the second limit finds a cap that meets the pairs target. (The estimate's choice:
-// the trial of twice its cap is left out, --no-cap-trial.)
+// the trials of twice its cap and, where it falls back, of other caps and noises are
+// left out, --no-cap-trial --no-fallback-trial.)
 TEST(PlanCli, NoisePaddingLimitsAreOptions) {
   testing::TempDir tmp;
   testing::write_text(tmp / "lumpy.txt", lumpy_lengths(40000));
   const std::string plan = kBin + " plan --lengths " + (tmp / "lumpy.txt").string() +
                            " --world-size 8 --tokens-per-rank 8192 --cost quadratic " +
-                           "--oversize truncate --epochs 2 --json --no-baselines --no-cap-trial ";
+                           "--oversize truncate --epochs 2 --json --no-baselines --no-cap-trial " +
+                           "--no-fallback-trial ";
   auto config_of = [&](const std::string& flags) { return json_report_of(plan + flags); };
   const auto soft = config_of("--noise-cap-padding-for-pairs 0.012 --least-cap-share 0");
   EXPECT_EQ(soft["config"]["max_batch_size"], 0);
@@ -381,6 +383,8 @@ TEST(PlanCli, TheFallbackTrialsChoiceIsReportedAndIsTheSameByHand) {
 // A window padding more than --padding-guard (default 1.9%) is planned again with half
 // the noise. 20,000 log-normal lengths (median 40, sigma 0.9, drawn from golden-ratio
 // sequences) under a quadratic budget of 8,192 tokens pad 2.4% with the full noise.
+// (The fallback trial is left out: unguarded, these pad over 2%, and it would search
+// other caps and noises for a plan within the targets.)
 TEST(PlanCli, PaddingGuardIsReportedActsAboveItAndCanBeTurnedOff) {
   testing::TempDir tmp;
   std::string text;
@@ -394,7 +398,7 @@ TEST(PlanCli, PaddingGuardIsReportedActsAboveItAndCanBeTurnedOff) {
   testing::write_text(tmp / "lengths.txt", text);
   const std::string plan = kBin + " plan --lengths " + (tmp / "lengths.txt").string() +
                            " --world-size 8 --tokens-per-rank 8192 --cost quadratic --epochs 2 " +
-                           "--json --no-baselines";
+                           "--json --no-baselines --no-fallback-trial";
   const auto guarded = nlohmann::json::parse(run_command(plan).out);
   const auto off = nlohmann::json::parse(run_command(plan + " --padding-guard 0").out);
   EXPECT_DOUBLE_EQ(guarded["config"]["padding_guard"].get<double>(), 0.019);

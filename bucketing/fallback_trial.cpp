@@ -30,7 +30,7 @@ std::vector<uint64_t> smaller_caps(uint64_t settled_cap) {
 }  // namespace
 
 bool worth_a_fallback_search(const TrialFigures& f) {
-  const bool balanced = f.imbalance_mean <= kImbalanceMeanTarget &&
+  const bool balanced = f.imbalance_mean <= kImbalanceMeanTarget - kBalanceMarginMean &&
                         f.imbalance_p99 <= kImbalanceP99Target && std::abs(f.lag1) <= kLag1Target;
   const bool misses_padding_or_pairs =
       f.padding > kPaddingTarget || f.repeated_pairs > kRepeatedPairsTarget;

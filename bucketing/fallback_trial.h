@@ -45,8 +45,18 @@ namespace evenfeed {
 inline constexpr uint64_t kSmallestTrialCap = 16;
 inline constexpr uint64_t kMostFallbackSamplePlans = uint64_t{1} << 23;
 
+// How far inside the imbalance mean target the estimate's plan must be for the trial
+// to search past it. Smaller batches and wider noise level steps less well (in the
+// sweeps' winners the mean rose by up to 0.017), so a plan at the edge of the mean
+// target has candidates that miss it, and planning them all costs most there (5,000
+// synthetic samples, quadratic, 64 ranks, 4,096 tokens, mean 1.028: 0.23 s without the
+// trial, 10.7 s searching, nothing found). No margin on p99: a winner at another seed
+// came from a plan at 1.088 (`synthetic:10000`, quadratic, 8 ranks, 16,384 tokens).
+inline constexpr double kBalanceMarginMean = 0.005;
+
 // Whether the estimate's plan, measured as `f`, is one the trial searches past: it
-// misses the padding or the pairs target and meets the balance and lag-1 targets.
+// misses the padding or the pairs target, meets the imbalance mean target by
+// kBalanceMarginMean, and meets the p99 and lag-1 targets.
 bool worth_a_fallback_search(const TrialFigures& f);
 
 // `settled` (trial_batch_cap's result for `given`, the caller's options) or the first

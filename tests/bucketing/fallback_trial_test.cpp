@@ -21,9 +21,10 @@ TrialFigures level_and_fresh() {
           .useful_share = 0.97};
 }
 
-// Searched past: a miss of padding or pairs, with balance and lag-1 met. Not: a plan
-// meeting every target, or one whose balance or lag-1 misses too (cap and noise do not
-// mend those, and searching there only costs time).
+// Searched past: a miss of padding or pairs, with the imbalance mean met by
+// kBalanceMarginMean, and p99 and lag-1 met. Not: a plan meeting every target, or one
+// whose balance or lag-1 misses too, or whose mean is within the target but not the
+// margin (cap and noise do not mend balance, and searching there only costs time).
 TEST(FallbackTrial, SearchesPastOnlyAPaddingOrPairsMissOfABalancedPlan) {
   auto with = [](auto change) {
     TrialFigures f = level_and_fresh();
@@ -46,6 +47,19 @@ TEST(FallbackTrial, SearchesPastOnlyAPaddingOrPairsMissOfABalancedPlan) {
     f.lag1 = -0.21;
   }));
   EXPECT_FALSE(with([](TrialFigures& f) { f.imbalance_mean = 1.031; }));
+  EXPECT_TRUE(with([](TrialFigures& f) {
+    f.repeated_pairs = 0.11;
+    f.imbalance_mean = 1.03 - kBalanceMarginMean;
+    f.imbalance_p99 = 1.10;
+  }));
+  EXPECT_FALSE(with([](TrialFigures& f) {
+    f.repeated_pairs = 0.11;
+    f.imbalance_mean = 1.03 - kBalanceMarginMean + 0.001;
+  }));
+  EXPECT_FALSE(with([](TrialFigures& f) {
+    f.padding = 0.021;
+    f.imbalance_p99 = 1.101;
+  }));
 }
 
 // Source-file-like lengths (log-normal, median 300) at 8 ranks: no sample cap's

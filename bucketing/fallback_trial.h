@@ -11,13 +11,13 @@
 // 0.1. On such corpora caps below the estimate's ladder (which stops at 64) meet the
 // padding and pairs targets together where no noise does: the same Perl sources,
 // quadratic, 4,096 tokens, 8 ranks, pad 1.74% and re-batch 14.2% with full batches; at
-// most 16 a batch, 1.15% and 6.1%. A batch of fewer short samples spans fewer lengths and holds
-// fewer pairs, and the deal has more batches to part former mates among.
+// most 16 a batch, 1.15% and 6.1%. A batch of fewer short samples spans fewer lengths
+// and holds fewer pairs, and the deal has more batches to part former mates among.
 //
 // So where the cap is a fallback, the trial plans the run's first two epochs (at its
 // world size and seed) with the estimate's choice and, when that plan misses the
-// padding or the pairs target but meets the balance and lag-1 ones (which neither the
-// cap nor the noise much mend), plans in turn:
+// padding or the pairs target but meets the balance and lag-1 ones (the mean by
+// kBalanceMarginMean; neither the cap nor the noise much mends balance), plans in turn:
 //   1. each wider noise of kNoiseCaps at the estimate's cap;
 //   2. each smaller cap, from half the estimate's or 64, whichever is smaller, halving
 //      down to kSmallestTrialCap, with the noise chosen for it (with_cap), then with
@@ -30,8 +30,8 @@
 //
 // Each candidate is one more plan of two epochs, so the trial plans at most
 // kMostFallbackSamplePlans / samples of them (and is not made past kMostTrialSamples):
-// on the sweeps' small corpora (1,152-5,000 samples) a search that finds nothing takes
-// 11-20 plans, well under a second each.
+// on the sweeps' small corpora (1,152-20,000 samples) a search that finds nothing takes
+// 11-20 plans, well under a second each (2.5 s in all at most, BENCHMARKS.md).
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "bucketing/token_budget_planner.h"
@@ -52,20 +53,21 @@ BucketingOptions trial_fallback_batches(const LengthSource& lengths, const Bucke
     --plans_left;
     return could_win(plan_first_epochs(lengths, candidate, trial), given.repeated_pairs_target);
   };
-  for (const double noise_cap : wider_noises(given, settled.noise_cap)) {
-    BucketingOptions wider = settled;
-    wider.noise_cap = noise_cap;
-    if (wins(wider)) return wider;
-  }
-  for (const uint64_t cap : smaller_caps(settled.max_batch_size)) {
-    const BucketingOptions capped = with_cap(lengths, given, settled, cap);
-    if (wins(capped)) return capped;
-    for (const double noise_cap : wider_noises(given, capped.noise_cap)) {
-      BucketingOptions wider = capped;
+  // The first of `base` (unless it is planned already) and its wider noises that wins.
+  auto first_win = [&](const BucketingOptions& base,
+                       bool plan_base) -> std::optional<BucketingOptions> {
+    if (plan_base && wins(base)) return base;
+    for (const double noise_cap : wider_noises(given, base.noise_cap)) {
+      BucketingOptions wider = base;
       wider.noise_cap = noise_cap;
       if (wins(wider)) return wider;
     }
-  }
+    return std::nullopt;
+  };
+  if (auto won = first_win(settled, /*plan_base=*/false)) return *won;
+  for (const uint64_t cap : smaller_caps(settled.max_batch_size))
+    if (auto won = first_win(with_cap(lengths, given, settled, cap), /*plan_base=*/true))
+      return *won;
   return settled;
 }
 

@@ -16,9 +16,9 @@
 
 #include "bucketing/baselines.h"
 #include "bucketing/cap_trial.h"
-#include "bucketing/fallback_trial.h"
 #include "bucketing/imbalance_bound.h"
 #include "bucketing/plan_metrics.h"
+#include "bucketing/settle_batching.h"
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
 #include "core/text_input.h"
@@ -184,23 +184,17 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   EVENFEED_CHECK(!request.resume_world_size || *request.resume_world_size > 0,
                  "--resume-world-size must be at least 1");
   PlanRequest r = request;  // automatic options resolved once for every epoch's planner
-  // The estimate's cap, then the trial of twice it at this run's world size and seed
-  // (cap_trial.h), then, where the estimate fell back, the search of other caps and
-  // noises (fallback_trial.h): the trainer makes the same choice at the start of a run.
+  // Settled as the trainer settles them at the start of a run (settle_batching.h).
   bool doubled = false, fallback_kept = false;
   if (r.bucketing) {
-    const BucketingOptions resolved = resolve_automatic(lengths, r.bucketing_options);
-    r.bucketing_options = trial_batch_cap(
-        lengths, request.bucketing_options, resolved,
+    const SettledBatching settled = settle_batching(
+        lengths, request.bucketing_options,
         {.world_size = r.world_size, .seed = r.seed, .run_both = [](const auto& a, const auto& b) {
            tbb::parallel_invoke(a, b);
          }});
-    doubled = r.bucketing_options.max_batch_size != resolved.max_batch_size;
-    const BucketingOptions settled = r.bucketing_options;
-    r.bucketing_options = trial_fallback_batches(lengths, request.bucketing_options, settled,
-                                                 {.world_size = r.world_size, .seed = r.seed});
-    fallback_kept = r.bucketing_options.max_batch_size != settled.max_batch_size ||
-                    r.bucketing_options.noise_cap != settled.noise_cap;
+    r.bucketing_options = settled.options;
+    doubled = settled.doubled_by_cap_trial;
+    fallback_kept = settled.kept_by_fallback_trial;
   }
   // The mean as planned: after truncation, when samples are cut to the budget. The
   // fixed-batch baseline's batch size comes from it.

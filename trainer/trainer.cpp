@@ -16,9 +16,8 @@
 
 #include <tbb/parallel_for.h>
 
-#include "bucketing/cap_trial.h"
-#include "bucketing/fallback_trial.h"
 #include "bucketing/length_source.h"
+#include "bucketing/settle_batching.h"
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -79,8 +78,9 @@ class PlanFactory {
   // checkpoint's batching (`recorded`), since the cap trial depends on the world size it
   // is made at (bucketing/cap_trial.h) and the served steps must replay as planned; the
   // signature check then still refuses a checkpoint of other flags or another plan
-  // revision. A new run resolves them and tries twice the cap at `world`; a resumed run
-  // whose record cannot be taken makes no trial, since that check refuses it anyway.
+  // revision. A new run settles them at `world` as `evenfeed plan` does
+  // (bucketing/settle_batching.h); a resumed run whose record cannot be taken makes no
+  // trial, since that check refuses it anyway.
   void settle(uint32_t world, const nlohmann::json* recorded) {
     if (options_.tokens_per_rank == 0) return;
     BucketingOptions given = bucketing_;
@@ -94,15 +94,11 @@ class PlanFactory {
       return;
     }
     if (recorded != nullptr) given.cap_trial = given.fallback_trial = false;
-    const BucketingOptions estimated = resolve_automatic(lengths_, given);
-    bucketing_ =
-        trial_batch_cap(lengths_, given, estimated, {.world_size = world, .seed = options_.seed});
-    doubled_by_trial_ = bucketing_.max_batch_size != estimated.max_batch_size;
-    const BucketingOptions before = bucketing_;
-    bucketing_ = trial_fallback_batches(lengths_, given, bucketing_,
-                                        {.world_size = world, .seed = options_.seed});
-    fallback_kept_ = bucketing_.noise_cap != before.noise_cap ||
-                     bucketing_.max_batch_size != before.max_batch_size;
+    const SettledBatching settled =
+        settle_batching(lengths_, given, {.world_size = world, .seed = options_.seed});
+    bucketing_ = settled.options;
+    doubled_by_trial_ = settled.doubled_by_cap_trial;
+    fallback_kept_ = settled.kept_by_fallback_trial;
   }
   // One line for the log: what the plan settled on, and why the cap when a trial set it.
   std::string describe() const {

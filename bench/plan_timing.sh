@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Planning time of two builds of evenfeed, alternating, on the length corpora of
 # bench/make_length_corpora.py: wall and user seconds and peak memory per command.
-#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR
+#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small]
 # (BENCHMARKS.md, "Planning speed and memory"). Alternating the builds in each round
-# keeps a shared machine's load from favouring one of them.
+# keeps a shared machine's load from favouring one of them. `small` (default `large`)
+# times small corpora at 64 ranks instead, where the epoch's end is most of the work.
 set -euo pipefail
-old=$1 new=$2 rounds=$3 dir=$4
+old=$1 new=$2 rounds=$3 dir=$4 set=${5:-large}
 common=(--oversize truncate --no-baselines --json)
-cases=(
+large=(
   "--lengths $dir/doc_sentences.txt --world-size 64 --tokens-per-rank 16384 --cost quadratic --epochs 2"
   "--lengths $dir/doc_sentences.txt --world-size 64 --tokens-per-rank 16384 --cost quadratic --epochs 2 --no-cap-trial"
   "--lengths $dir/doc_paragraphs.txt --world-size 8 --tokens-per-rank 8192 --cost quadratic --epochs 2"
@@ -16,6 +17,18 @@ cases=(
   "--lengths $dir/changelog_entries.txt --world-size 64 --tokens-per-rank 32768 --cost linear --epochs 2"
   "--synthetic 2000000 --world-size 1024 --tokens-per-rank 8192 --cost quadratic --epochs 1"
 )
+small=(
+  "--synthetic 5000 --world-size 64 --tokens-per-rank 8192 --cost quadratic --epochs 2"
+  "--synthetic 5000 --world-size 64 --tokens-per-rank 8192 --cost quadratic --epochs 2 --no-fallback-trial"
+  "--synthetic 2000 --world-size 64 --tokens-per-rank 16384 --cost linear --epochs 2"
+  "--lengths $dir/perl_sources.txt --world-size 64 --tokens-per-rank 8192 --cost quadratic --epochs 2"
+  "--lengths $dir/shape_pareto.txt --world-size 64 --tokens-per-rank 16384 --cost quadratic --epochs 2"
+)
+case $set in
+  large) cases=("${large[@]}") ;;
+  small) cases=("${small[@]}") ;;
+  *) echo "plan_timing.sh: the case set must be large or small, not '$set'" >&2; exit 2 ;;
+esac
 for round in $(seq "$rounds"); do
   for i in "${!cases[@]}"; do
     for bin in "$old" "$new"; do

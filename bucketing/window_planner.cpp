@@ -30,7 +30,10 @@ WindowPlanner::WindowPlanner(const BucketingOptions& options, uint32_t world_siz
               .budget = options.cost.budget(options.tokens_per_rank),
               .cap = options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap,
               .token_bound = options.max_batch_tokens},
-      previous_(previous) {}
+      previous_(previous),
+      final_cuts_(std::make_unique<FinalCuts>()) {}
+
+WindowPlanner::~WindowPlanner() = default;
 
 // The most samples of `length` tokens one batch may hold: within the cost budget, the
 // token bound (max_batch_tokens) and the sample cap; at least one.

@@ -94,6 +94,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <utility>
@@ -122,6 +123,9 @@ class WindowPlanner {
   // none); must outlive the planner.
   WindowPlanner(const BucketingOptions& options, uint32_t world_size, uint64_t seed, uint32_t epoch,
                 const EpochMates* previous = nullptr);
+  ~WindowPlanner();
+  WindowPlanner(const WindowPlanner&) = delete;
+  WindowPlanner& operator=(const WindowPlanner&) = delete;
 
   // Plans `items` (the carry of the previous window followed by this window's new
   // samples). Appends whole steps to `steps`; items left for the next window go to
@@ -244,6 +248,7 @@ class WindowPlanner {
   size_t final_step_count(std::vector<Entry>& entries) const;
   bool last_final_step_light(std::vector<Entry>& entries) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
+  std::vector<Planned> cut_final_steps(std::vector<Entry> sorted) const;
   double imbalance(const std::vector<Batch>& batches) const;
   std::vector<std::vector<Batch>> split_off_light_tail(std::vector<Batch> step) const;
   static double slots(const std::vector<Batch>& batches);
@@ -275,6 +280,10 @@ class WindowPlanner {
   BatchLimits limits_;
   const EpochMates* previous_;
   LumpSpread spread_;
+  // The final cuts of the leftovers seen last (final_cut): a cache, so a const planner
+  // still fills it; a planner is used by one thread at a time.
+  struct FinalCuts;
+  std::unique_ptr<FinalCuts> final_cuts_;
 };
 
 }  // namespace evenfeed

@@ -17,6 +17,7 @@
 #include "bucketing/split_in_cost_order.h"
 #include "bucketing/window_planner.h"
 #include "bucketing/window_planner_parts.h"
+#include "core/philox.h"
 
 namespace evenfeed {
 
@@ -88,9 +89,23 @@ bool WindowPlanner::last_final_step_light(std::vector<Entry>& entries) const {
 // exactly W batches, contiguous in key order so padding stays low. All steps but the
 // last take the most expensive segments at one level; the last step's entries are cut
 // again to a level of their own, so a light last step is balanced too.
+// A cut is a function of the leftover's samples alone (in key order), and the ways a
+// window's end is finished often leave the same ones: each is cut once (FinalCuts).
 std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> leftover) const {
+  if (leftover.empty()) return {};
+  sort_by_key(leftover);
+  uint64_t hash = leftover.size();
+  for (const Entry& e : leftover) hash = mix64(hash ^ e.id);
+  if (const std::vector<Planned>* kept = final_cuts_->find(leftover, hash)) return *kept;
+  std::vector<Planned> planned = cut_final_steps(leftover);
+  final_cuts_->keep(std::move(leftover), hash, planned);
+  return planned;
+}
+
+// final_cut's work, on a leftover sorted by key.
+std::vector<WindowPlanner::Planned> WindowPlanner::cut_final_steps(
+    std::vector<Entry> leftover) const {
   std::vector<Planned> planned;
-  if (leftover.empty()) return planned;
   const size_t W = world_size_;
   const size_t step_count = final_step_count(leftover);
   std::vector<Batch> segments = cut_into(leftover, step_count * W);
@@ -156,8 +171,12 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
                     return a.length < b.length;
                   })->length) < kFillerPerBatch)
       continue;
-    std::vector<Batch> longer = cut_into({entries.begin(), first_short}, W);
+    // The shorter part first: where it alone ends no more level than the best so far, or
+    // pads past the slack, the longer part cannot help, and is not cut.
     std::vector<Batch> shorter = cut_into({first_short, entries.end()}, W);
+    if (imbalance(shorter) >= best_imbalance || slots(shorter) > kSplitSlack * slots_before)
+      continue;
+    std::vector<Batch> longer = cut_into({entries.begin(), first_short}, W);
     const double after = std::max(imbalance(longer), imbalance(shorter));
     if (after < best_imbalance && slots(longer) + slots(shorter) <= kSplitSlack * slots_before) {
       best_imbalance = after;

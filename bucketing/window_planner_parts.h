@@ -12,6 +12,7 @@
 
 #include "bucketing/fluid_pieces.h"
 #include "bucketing/lump_runs.h"
+#include "bucketing/recent_results.h"
 #include "bucketing/window_planner.h"
 
 namespace evenfeed {
@@ -49,6 +50,7 @@ struct WindowPlanner::Entry {
   uint64_t length;
   double key;
   uint64_t tie;
+  friend bool operator==(const Entry&, const Entry&) = default;
 };
 
 struct WindowPlanner::Batch {
@@ -76,6 +78,20 @@ struct WindowPlanner::Planned {
   std::vector<Batch> batches;
   double mean_length = 0;
   uint64_t samples = 0;
+};
+
+// At most this many leftovers' final cuts are kept, holding at most kMostCutSamples
+// samples between them (recent_results.h): enough for every way a window's end is
+// finished, and its quieter and regrouped plans, on the sweeps' small corpora (at 32,
+// 285 of 336 cuts in an epoch of 5,000 synthetic samples were found kept; 16 kept 225).
+// The samples bound keeps the memory they take under about 8 MB (each kept sample is
+// held twice, in the leftover and in its cut); a leftover larger than it is cut each
+// time, as large corpora's few leftovers are.
+inline constexpr size_t kMostFinalCutsKept = 32;
+inline constexpr size_t kMostCutSamples = size_t{1} << 16;
+
+struct WindowPlanner::FinalCuts : RecentResults<Entry, std::vector<Planned>> {
+  FinalCuts() : RecentResults(kMostFinalCutsKept, kMostCutSamples) {}
 };
 
 // The runs plan_lump_runs chose for a leftover's lumps (dearest first), and the

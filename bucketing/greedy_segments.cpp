@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace evenfeed {
 
@@ -59,6 +60,25 @@ size_t GreedySegments::count(double level, size_t most) const {
   for (size_t next = 0; next < lengths_.size() && count <= most; ++count)
     next = end(next, level, longest);
   return count;
+}
+
+// A segment ends where its next sample would break the limits (at any level) or cost
+// more than `level`; in the second case, at the level of that cost it would take it.
+GreedySegments::Count GreedySegments::count_at(double level, size_t most) const {
+  Count out;
+  out.lengthens_at = std::numeric_limits<double>::infinity();
+  uint64_t longest = 0;
+  for (size_t next = 0; next < lengths_.size() && out.segments <= most; ++out.segments) {
+    const size_t begin = next;
+    next = end(begin, level, longest);
+    const uint64_t count = next - begin;
+    out.dearest = std::max(out.dearest, limits_.cost.batch(count, longest));
+    if (next == lengths_.size()) continue;
+    const uint64_t with_next = std::max(longest, lengths_[next]);
+    if (limits_.fits(count + 1, with_next))
+      out.lengthens_at = std::min(out.lengthens_at, limits_.cost.batch(count + 1, with_next));
+  }
+  return out;
 }
 
 }  // namespace evenfeed

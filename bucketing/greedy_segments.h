@@ -73,6 +73,20 @@ class GreedySegments {
   // `most` + 1.
   size_t count(double level, size_t most = SIZE_MAX) const;
 
+  // count(), and the levels around `level` at which it stays the same.
+  struct Count {
+    size_t segments = 0;
+    // The cost of the dearest segment (where `segments` <= `most`): at every level from
+    // it up to `level` the cut is the same, and from it up it makes at most `segments`.
+    double dearest = 0;
+    // The least level at which one of the segments counted would take one more sample
+    // (infinity: none would at any level): below it, from `level` on, the cut makes
+    // the same segments, so at least `segments` of them (more than `most` where it
+    // stopped counting there).
+    double lengthens_at = 0;
+  };
+  Count count_at(double level, size_t most = SIZE_MAX) const;
+
  private:
   // The most samples of which `longest` is the longest that fit at `level` (0 if not
   // even one), at most the number of samples.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -320,10 +321,24 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
   // Bisection on the level: the cheapest level that needs no more than `slots` batches.
   double lo = std::max(largest, total / static_cast<double>(slots)), hi = limits_.budget;
   if (lo < hi) {
+    // The cut changes only at a few levels: each count tells how far above and below
+    // its level the answer stays the same (GreedySegments::Count), and midpoints
+    // inside those ranges are decided without counting. Same midpoints, same answers:
+    // the bisection ends where counting each one would.
     const GreedySegments greedy = segments_of(entries);
+    double fits_from = std::numeric_limits<double>::infinity(), too_many_below = lo;
     for (int iteration = 0; iteration < 60 && hi - lo > 1e-9 * hi; ++iteration) {
       const double mid = 0.5 * (lo + hi);
-      (greedy.count(mid, slots) <= slots ? hi : lo) = mid;
+      bool fits = mid >= fits_from;
+      if (!fits && mid >= too_many_below) {
+        const GreedySegments::Count c = greedy.count_at(mid, slots);
+        fits = c.segments <= slots;
+        if (fits)
+          fits_from = std::min(fits_from, c.dearest);
+        else
+          too_many_below = std::max(too_many_below, c.lengthens_at);
+      }
+      (fits ? hi : lo) = mid;
     }
   }
   std::vector<Batch> segments = segment_at(entries, hi);

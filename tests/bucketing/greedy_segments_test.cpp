@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -53,6 +54,24 @@ size_t scan_count(const std::vector<uint64_t>& lengths, double level, const Batc
   return count;
 }
 
+// count_at's range, checked with the plain scan: the count is the same from the cost of
+// the dearest segment up to `level` (where it counted every segment), and from `level`
+// to just below the level at which one of its segments would lengthen.
+void expect_count_holds_between(const std::vector<uint64_t>& lengths, const BatchLimits& limits,
+                                double level, size_t most) {
+  const GreedySegments::Count c = GreedySegments(lengths, limits).count_at(level, most);
+  const size_t counted = scan_count(lengths, level, limits, most);
+  ASSERT_EQ(c.segments, counted);
+  if (c.segments <= most && c.dearest <= level) {
+    ASSERT_EQ(scan_count(lengths, c.dearest, limits, most), counted) << "level " << level;
+  }
+  if (c.lengthens_at == std::numeric_limits<double>::infinity()) return;
+  ASSERT_GT(c.lengthens_at, level);
+  const double below = std::nextafter(c.lengthens_at, 0.0);
+  ASSERT_EQ(scan_count(lengths, below, limits, most), counted) << "level " << level;
+  ASSERT_EQ(scan_count(lengths, 0.5 * (level + c.lengthens_at), limits, most), counted);
+}
+
 void expect_same_as_scan(const std::vector<uint64_t>& lengths, const BatchLimits& limits,
                          double level) {
   const GreedySegments greedy(lengths, limits);
@@ -65,8 +84,10 @@ void expect_same_as_scan(const std::vector<uint64_t>& lengths, const BatchLimits
         << "begin " << begin << " level " << level << " cap " << limits.cap;
     ASSERT_EQ(jumped_longest, scanned_longest) << "begin " << begin;
   }
-  for (size_t most : {size_t{0}, size_t{3}, size_t{40}, SIZE_MAX})
+  for (size_t most : {size_t{0}, size_t{3}, size_t{40}, SIZE_MAX}) {
     ASSERT_EQ(greedy.count(level, most), scan_count(lengths, level, limits, most));
+    expect_count_holds_between(lengths, limits, level, most);
+  }
 }
 
 TEST(GreedySegments, AgreeWithTheScanEverywhere) {

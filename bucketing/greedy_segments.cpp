@@ -55,11 +55,7 @@ size_t GreedySegments::end(size_t begin, double level, uint64_t& longest) const 
 }
 
 size_t GreedySegments::count(double level, size_t most) const {
-  size_t count = 0;
-  uint64_t longest = 0;
-  for (size_t next = 0; next < lengths_.size() && count <= most; ++count)
-    next = end(next, level, longest);
-  return count;
+  return count_at(level, most).segments;
 }
 
 // A segment ends where its next sample would break the limits (at any level) or cost

@@ -49,11 +49,6 @@ class RecentResults {
     }
   }
 
-  void clear() {
-    kept_.clear();
-    items_ = 0;
-  }
-
  private:
   struct Kept {
     uint64_t hash;

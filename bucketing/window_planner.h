@@ -248,7 +248,7 @@ class WindowPlanner {
   size_t final_step_count(std::vector<Entry>& entries) const;
   bool last_final_step_light(std::vector<Entry>& entries) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
-  std::vector<Planned> cut_final_steps(std::vector<Entry> sorted) const;
+  std::vector<Planned> cut_final_steps(std::vector<Entry>& sorted) const;
   double imbalance(const std::vector<Batch>& batches) const;
   std::vector<std::vector<Batch>> split_off_light_tail(std::vector<Batch> step) const;
   static double slots(const std::vector<Batch>& batches);

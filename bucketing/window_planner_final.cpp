@@ -85,10 +85,7 @@ bool WindowPlanner::last_final_step_light(std::vector<Entry>& entries) const {
   return tail < 0.5 * reachable(longest) * static_cast<double>(world_size_);
 }
 
-// The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
-// exactly W batches, contiguous in key order so padding stays low. All steps but the
-// last take the most expensive segments at one level; the last step's entries are cut
-// again to a level of their own, so a light last step is balanced too.
+// The epoch's leftover (or a window's) cut into steps of W batches (cut_final_steps).
 // A cut is a function of the leftover's samples alone (in key order), and the ways a
 // window's end is finished often leave the same ones: each is cut once (FinalCuts).
 std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> leftover) const {
@@ -102,13 +99,17 @@ std::vector<WindowPlanner::Planned> WindowPlanner::final_cut(std::vector<Entry> 
   return planned;
 }
 
-// final_cut's work, on a leftover sorted by key.
+// The epoch's leftover (or a window's, when it cannot be carried): cut into steps of
+// exactly W batches, contiguous in key order so padding stays low. All steps but the
+// last take the most expensive segments at one level; the last step's entries are cut
+// again to a level of their own, so a light last step is balanced too. `sorted` is in
+// key order already (final_step_count's sort leaves it as it is).
 std::vector<WindowPlanner::Planned> WindowPlanner::cut_final_steps(
-    std::vector<Entry> leftover) const {
+    std::vector<Entry>& sorted) const {
   std::vector<Planned> planned;
   const size_t W = world_size_;
-  const size_t step_count = final_step_count(leftover);
-  std::vector<Batch> segments = cut_into(leftover, step_count * W);
+  const size_t step_count = final_step_count(sorted);
+  std::vector<Batch> segments = cut_into(sorted, step_count * W);
   const size_t head = (step_count - 1) * W;
   if (segments.size() > head + W || (step_count > 1 && segments.size() > head)) {
     std::vector<Entry> rest;

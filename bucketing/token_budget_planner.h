@@ -80,8 +80,9 @@ namespace evenfeed {
 // window's steps whose costs overlap are split again in cost order where that levels
 // them (split_in_cost_order.h; after b7eae60), 31 since each window's steps are held
 // back until the next window is planned, and the two windows' steps split in cost
-// order together (split_across_windows.h).
-inline constexpr int kTokenBudgetPlanRevision = 31;
+// order together (split_across_windows.h), 32 since a window's step of next to no work
+// is dealt into another of its steps where that keeps it level (absorb_steps.h).
+inline constexpr int kTokenBudgetPlanRevision = 32;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

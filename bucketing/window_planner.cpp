@@ -484,6 +484,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
     }
   }
   shed_and_swap(planned);
+  absorb_negligible(planned);
   if (options_.mix_batches) mix_window(planned, window_index);
   return emit_in_chosen_order(planned, window_index, previous_mean, steps);
 }

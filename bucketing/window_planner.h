@@ -78,6 +78,9 @@
 //    Then two steps whose costs overlap take the dearer and the cheaper half of their
 //    batches, where the worse of the two is no less level and the two more level
 //    together (split_in_cost_order): never longer; the swaps are tried once more.
+//    Then a step of next to no work (its dearest batch under 1% of the budget: a few
+//    very short samples a rank) is dealt into another step of the window where that
+//    keeps the host level (absorb_negligible, absorb_steps.h): one step fewer.
 // 6. The window's samples are dealt at random among its batches, each batch keeping
 //    its count and its longest sample, so its cost (mix_window, deal_to_places): batch
 //    mates are then not just neighbours in length, which on a small corpus are mostly
@@ -263,6 +266,10 @@ class WindowPlanner {
       std::vector<Planned>& steps,
       const std::function<void(std::span<const double>, BatchIndexSteps&)>& exchange) const;
   void move_to_level(std::vector<Planned>& steps) const;
+  void absorb_negligible(std::vector<Planned>& steps) const;
+  struct SampleTable;  // a window's samples in one list, its batches positions into it
+  static SampleTable tabulate(std::vector<Planned>& steps);
+  std::vector<Planned> untabulate(const SampleTable& table) const;
   static size_t idle_ranks(const Planned& step);
   static double kth_dearest(const Planned& donor, size_t k);
   std::optional<std::pair<Planned, Planned>> lend_batches(const Planned& step,

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 
+#include "bucketing/absorb_steps.h"
 #include "bucketing/greedy_segments.h"
 #include "bucketing/level_by_moves.h"
 #include "bucketing/lump_runs.h"
@@ -27,6 +28,10 @@ namespace evenfeed {
 // threshold at 1.02, padding rose to 1.79% on several real-corpus configurations; with
 // this one alone, no padding or pairs changed and the worst step fell by up to 0.017.
 static constexpr double kSwapUntil = 1.02;
+
+// A step whose dearest batch costs at most this share of the budget is negligible, and
+// dealt into another step of its window where that keeps it level (absorb_negligible).
+static constexpr double kNegligibleShare = 0.01;
 // Rounds of shedding (shed_to_level) and swapping again in shed_and_swap.
 static constexpr int kShedRounds = 4;
 // A final step split in two may hold this many times its padded slots (cutting W ways
@@ -720,38 +725,70 @@ void WindowPlanner::move_to_level(std::vector<Planned>& steps) const {
                                  [&](const Planned& s) { return imbalance(s) <= kLevelEnough; });
   if (level) return;
   const MoveOptions options{.level_enough = kLevelEnough, .padding_room = padding_room({&steps})};
-  // The window's samples in one list (their batches emptied as they are listed, so a
-  // large window is not held twice), each batch a list of positions into it.
+  SampleTable table = tabulate(steps);
+  level_by_moves(
+      table.lengths, table.members, options_.cost,
+      [this](uint64_t count, uint64_t longest) { return fits(count, longest); }, options);
+  steps = untabulate(table);
+}
+
+// A window's negligible steps (a few very short samples a rank) dealt into its other
+// steps where that keeps them level (absorb_steps.h), within the window's padding room.
+void WindowPlanner::absorb_negligible(std::vector<Planned>& steps) const {
+  const AbsorbOptions options{.budget = limits_.budget,
+                              .negligible_share = kNegligibleShare,
+                              .level_enough = kSwapUntil,
+                              .padding_room = padding_room({&steps})};
+  const bool any = std::any_of(steps.begin(), steps.end(), [&](const Planned& s) {
+    double dearest = 0;
+    for (const Batch& b : s.batches) dearest = std::max(dearest, b.cost);
+    return s.samples > 0 && dearest <= options.negligible_share * options.budget;
+  });
+  if (!any || steps.size() < 2) return;
+  SampleTable table = tabulate(steps);
+  absorb_negligible_steps(
+      table.lengths, table.members, options_.cost,
+      [this](uint64_t count, uint64_t longest) { return fits(count, longest); }, options);
+  steps = untabulate(table);
+}
+
+// The window's samples in one list (their batches emptied as they are listed, so a
+// large window is not held twice), each batch a list of positions into it.
+WindowPlanner::SampleTable WindowPlanner::tabulate(std::vector<Planned>& steps) {
+  SampleTable table;
   size_t samples = 0;
   for (const Planned& step : steps) samples += step.samples;
-  std::vector<Entry> entries;
-  std::vector<uint64_t> lengths;
-  entries.reserve(samples);
-  lengths.reserve(samples);
-  std::vector<std::vector<std::vector<size_t>>> members(steps.size());
+  table.entries.reserve(samples);
+  table.lengths.reserve(samples);
+  table.members.resize(steps.size());
   for (size_t s = 0; s < steps.size(); ++s) {
     for (Batch& b : steps[s].batches) {
-      std::vector<size_t>& batch = members[s].emplace_back();
+      std::vector<size_t>& batch = table.members[s].emplace_back();
       for (const Entry& e : b.entries) {
-        batch.push_back(entries.size());
-        entries.push_back(e);
-        lengths.push_back(e.length);
+        batch.push_back(table.entries.size());
+        table.entries.push_back(e);
+        table.lengths.push_back(e.length);
       }
       std::vector<Entry>().swap(b.entries);
     }
   }
-  level_by_moves(
-      lengths, members, options_.cost,
-      [this](uint64_t count, uint64_t longest) { return fits(count, longest); }, options);
-  for (size_t s = 0; s < steps.size(); ++s) {
+  return table;
+}
+
+// The steps `table` lists, their batches costed again.
+std::vector<WindowPlanner::Planned> WindowPlanner::untabulate(const SampleTable& table) const {
+  std::vector<Planned> steps;
+  steps.reserve(table.members.size());
+  for (const std::vector<std::vector<size_t>>& members : table.members) {
     std::vector<Batch> batches;
-    for (const std::vector<size_t>& batch : members[s]) {
+    for (const std::vector<size_t>& batch : members) {
       Batch& b = batches.emplace_back();
-      for (size_t k : batch) b.entries.push_back(entries[k]);
+      for (size_t k : batch) b.entries.push_back(table.entries[k]);
       recost(b);
     }
-    steps[s] = make_step(std::move(batches));
+    steps.push_back(make_step(std::move(batches)));
   }
+  return steps;
 }
 
 // A final cut is balanced only if every rank can reach the level of the leftover's

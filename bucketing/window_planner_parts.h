@@ -80,6 +80,14 @@ struct WindowPlanner::Planned {
   uint64_t samples = 0;
 };
 
+// A window's samples in one list, and each step's batches as positions into it, for
+// the passes that move single samples between steps (level_by_moves, absorb_steps).
+struct WindowPlanner::SampleTable {
+  std::vector<Entry> entries;
+  std::vector<uint64_t> lengths;
+  std::vector<std::vector<std::vector<size_t>>> members;  // [step][rank] -> positions
+};
+
 // At most this many leftovers' final cuts are kept, holding at most kMostCutSamples
 // samples between them (recent_results.h): enough for every way a window's end is
 // finished, and its quieter and regrouped plans, on the sweeps' small corpora (at 32,

@@ -262,8 +262,19 @@ std::optional<WindowPlanner::LumpPlacement> WindowPlanner::place_fluid_runs(
         requests.push_back({cost, std::max(cost, lump_costs[lump])});
       lump += run;
     }
-    std::vector<uint64_t> lengths;
-    for (const Entry& e : rest) lengths.push_back(e.length);
+    // Each sample stands for the longest of it and those after it in key order (`rest`
+    // is in key order): never shorter than what a piece from it holds, so no piece costs
+    // more than cut_fluid_pieces counts, and the pieces keep the noisy sort's order.
+    // By exact length, they were runs of the same samples every epoch that no deal
+    // could mix, their lengths not overlapping (Python and C sources, quadratic, 64
+    // ranks, 16,384 tokens, seed 1: 55-75% of the pairs of the lumps' steps batched
+    // together again, 14.1% of the epoch's).
+    std::vector<uint64_t> lengths(rest.size());
+    uint64_t longest_after = 0;
+    for (size_t k = rest.size(); k-- > 0;) {
+      longest_after = std::max(longest_after, rest[k].length);
+      lengths[k] = longest_after;
+    }
     pieces = cut_fluid_pieces(lengths, requests, *cut, options_.cost,
                               [this](uint64_t length) { return per_batch(length); });
   }

@@ -81,8 +81,10 @@ namespace evenfeed {
 // them (split_in_cost_order.h; after b7eae60), 31 since each window's steps are held
 // back until the next window is planned, and the two windows' steps split in cost
 // order together (split_across_windows.h), 32 since a window's step of next to no work
-// is dealt into another of its steps where that keeps it level (absorb_steps.h).
-inline constexpr int kTokenBudgetPlanRevision = 32;
+// is dealt into another of its steps where that keeps it level (absorb_steps.h), 33
+// since the lumps' partners cut to measure keep the noisy sort's order
+// (WindowPlanner::place_fluid_runs).
+inline constexpr int kTokenBudgetPlanRevision = 33;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

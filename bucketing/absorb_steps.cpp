@@ -5,16 +5,12 @@
 #include <optional>
 #include <set>
 
+#include "bucketing/batch_shape.h"
+
 namespace evenfeed {
 namespace {
 
 using Step = std::vector<std::vector<size_t>>;
-
-struct BatchShape {
-  uint64_t count = 0;
-  uint64_t longest = 0;
-  double cost = 0;
-};
 
 class Absorber {
  public:
@@ -66,11 +62,7 @@ class Absorber {
   };
 
   BatchShape shape_of(const std::vector<size_t>& batch) const {
-    BatchShape shape;
-    shape.count = batch.size();
-    for (size_t k : batch) shape.longest = std::max(shape.longest, lengths_[k]);
-    shape.cost = batch.empty() ? 0.0 : cost_.batch(shape.count, shape.longest);
-    return shape;
+    return evenfeed::shape_of(lengths_, batch, cost_);
   }
 
   double dearest(const Step& step) const {

@@ -3,18 +3,14 @@
 
 #include <algorithm>
 
+#include "bucketing/batch_shape.h"
+
 namespace evenfeed {
 namespace {
 
 // A trim that would take more samples than this many per rank is given up: the step's
 // dearest batches are then not fine-grained enough for moves to level it.
 constexpr size_t kMostTrimmedPerRank = 4;
-
-struct BatchShape {
-  uint64_t count = 0;
-  uint64_t longest = 0;
-  double cost = 0;
-};
 
 struct StepShape {
   double sum = 0;
@@ -68,11 +64,7 @@ class Mover {
   }
 
   BatchShape shape_of(const std::vector<size_t>& batch) const {
-    BatchShape shape;
-    shape.count = batch.size();
-    for (size_t k : batch) shape.longest = std::max(shape.longest, lengths_[k]);
-    shape.cost = batch.empty() ? 0.0 : cost_.batch(shape.count, shape.longest);
-    return shape;
+    return evenfeed::shape_of(lengths_, batch, cost_);
   }
 
   void reshape_step(size_t s) {

@@ -11,57 +11,13 @@
 #include <vector>
 
 #include "core/philox.h"
+#include "tests/bucketing/step_corpus.h"
 
 namespace evenfeed {
 namespace {
 
-const CostModel kQuadratic{CostKind::kQuadratic, 2048};
+using namespace step_test;  // NOLINT(google-build-using-namespace)
 const double kBudget = kQuadratic.budget(16384);
-using Steps = std::vector<std::vector<std::vector<size_t>>>;
-
-struct Corpus {
-  std::vector<uint64_t> lengths;
-  Steps steps;
-  // Appends a batch of `count` samples of `length` to step `s` (made as needed).
-  void batch(size_t s, size_t count, uint64_t length) {
-    if (steps.size() <= s) steps.resize(s + 1);
-    std::vector<size_t>& b = steps[s].emplace_back();
-    for (size_t k = 0; k < count; ++k) {
-      b.push_back(lengths.size());
-      lengths.push_back(length);
-    }
-  }
-};
-
-double batch_cost(const std::vector<uint64_t>& lengths, const std::vector<size_t>& batch) {
-  uint64_t longest = 0;
-  for (size_t k : batch) longest = std::max(longest, lengths[k]);
-  return batch.empty() ? 0.0 : kQuadratic.batch(batch.size(), longest);
-}
-
-double dearest(const std::vector<uint64_t>& lengths, const std::vector<std::vector<size_t>>& step) {
-  double most = 0;
-  for (const auto& b : step) most = std::max(most, batch_cost(lengths, b));
-  return most;
-}
-
-double ratio(const std::vector<uint64_t>& lengths, const std::vector<std::vector<size_t>>& step) {
-  double sum = 0;
-  for (const auto& b : step) sum += batch_cost(lengths, b);
-  return sum > 0 ? dearest(lengths, step) * static_cast<double>(step.size()) / sum : 1.0;
-}
-
-double slots(const std::vector<uint64_t>& lengths, const Steps& steps) {
-  double total = 0;
-  for (const auto& step : steps) {
-    for (const auto& b : step) {
-      uint64_t longest = 0;
-      for (size_t k : b) longest = std::max(longest, lengths[k]);
-      total += static_cast<double>(b.size() * longest);
-    }
-  }
-  return total;
-}
 
 auto capped_at(uint64_t cap) {
   return [cap](uint64_t count, uint64_t longest) {

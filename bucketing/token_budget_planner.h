@@ -83,8 +83,9 @@ namespace evenfeed {
 // order together (split_across_windows.h), 32 since a window's step of next to no work
 // is dealt into another of its steps where that keeps it level (absorb_steps.h), 33
 // since the lumps' partners cut to measure keep the noisy sort's order
-// (WindowPlanner::place_fluid_runs).
-inline constexpr int kTokenBudgetPlanRevision = 33;
+// (WindowPlanner::place_fluid_runs), 34 since negligible steps are absorbed while the
+// window pads up to its padding guard, not 1.8%.
+inline constexpr int kTokenBudgetPlanRevision = 34;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -30,7 +30,7 @@ class Absorber {
     std::vector<bool> absorbed(steps.size(), false);
     for (size_t s = 0; s < steps.size(); ++s) {
       if (!negligible(steps[s], dearest_of[s])) continue;
-      std::optional<Absorbed> best = best_host(steps, by_dearest, s, dearest_of[s]);
+      std::optional<Absorbed> best = best_host(steps, by_dearest, dearest_of, s);
       if (!best) continue;
       by_dearest.erase({dearest_of[best->host], best->host});
       by_dearest.erase({dearest_of[s], s});
@@ -88,18 +88,24 @@ class Absorber {
   }
 
   // The most level host for step `s`'s samples among the least dear steps at or above
-  // its dearest batch (`by_dearest`: the steps not absorbed), or none that keeps the
-  // header's promises.
+  // its dearest batch (`by_dearest`: the steps not absorbed, by `dearest_of`), or none
+  // that keeps the header's promises.
   std::optional<Absorbed> best_host(const std::vector<Step>& steps,
-                                    const std::set<std::pair<double, size_t>>& by_dearest, size_t s,
-                                    double guest_dearest) const {
+                                    const std::set<std::pair<double, size_t>>& by_dearest,
+                                    const std::vector<double>& dearest_of, size_t s) const {
+    // The guest's samples, longest first: they have the fewest batches to go to.
+    std::vector<size_t> samples;
+    for (const auto& b : steps[s]) samples.insert(samples.end(), b.begin(), b.end());
+    std::stable_sort(samples.begin(), samples.end(),
+                     [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; });
+    const double guest_ratio = ratio(steps[s]);
     std::optional<Absorbed> best;
     size_t tried = 0;
-    for (auto it = by_dearest.lower_bound({guest_dearest, 0});
+    for (auto it = by_dearest.lower_bound({dearest_of[s], 0});
          it != by_dearest.end() && tried < options_.most_hosts; ++it) {
       if (it->second == s) continue;
       ++tried;
-      std::optional<Absorbed> dealt = deal_into(steps[it->second], steps[s]);
+      std::optional<Absorbed> dealt = deal_into(steps[it->second], it->first, samples, guest_ratio);
       if (!dealt) continue;
       dealt->host = it->second;
       if (!best || dealt->ratio < best->ratio) best = std::move(dealt);
@@ -107,17 +113,16 @@ class Absorber {
     return best;
   }
 
-  // `guest`'s samples dealt into a copy of `host`, longest first, each to the batch that
-  // costs least with it; none if one finds no batch or the header's bounds are passed.
-  std::optional<Absorbed> deal_into(const Step& host, const Step& guest) const {
-    std::vector<size_t> samples;
-    for (const auto& b : guest) samples.insert(samples.end(), b.begin(), b.end());
-    std::stable_sort(samples.begin(), samples.end(),
-                     [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; });
+  // A guest step's `samples` (longest first) dealt into a copy of `host` (whose dearest
+  // batch costs `host_dearest`), each to the batch that costs least with it; none if
+  // one finds no batch or the header's bounds are passed (`guest_ratio`: the guest's
+  // max/mean).
+  std::optional<Absorbed> deal_into(const Step& host, double host_dearest,
+                                    const std::vector<size_t>& samples, double guest_ratio) const {
     Absorbed out{.step = host};
     std::vector<BatchShape> shapes;
     for (const auto& b : out.step) shapes.push_back(shape_of(b));
-    const double host_ratio = ratio(host), host_dearest = dearest(host);
+    const double host_ratio = ratio(host);
     for (size_t k : samples) {
       const size_t r = cheapest_with(shapes, lengths_[k]);
       if (r == shapes.size()) return std::nullopt;
@@ -127,8 +132,7 @@ class Absorber {
       shapes[r] = {shapes[r].count + 1, longest, cost_.batch(shapes[r].count + 1, longest)};
     }
     out.ratio = ratio(out.step);
-    if (out.ratio > std::max({host_ratio, ratio(guest), options_.level_enough}))
-      return std::nullopt;
+    if (out.ratio > std::max({host_ratio, guest_ratio, options_.level_enough})) return std::nullopt;
     if (dearest(out.step) > host_dearest + options_.negligible_share * options_.budget)
       return std::nullopt;
     if (out.padding > room_) return std::nullopt;

@@ -259,7 +259,7 @@ class WindowPlanner {
   static void count_samples(Planned& step);
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step, double& room) const;
   double padding_room(std::initializer_list<const std::vector<Planned>*> step_lists,
-                      double share = -1) const;
+                      double share) const;
   void level_by_swaps(std::vector<Planned>& steps) const;
   void shed_and_swap(std::vector<Planned>& steps) const;
   using BatchIndexSteps = std::vector<std::vector<size_t>>;

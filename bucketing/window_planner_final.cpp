@@ -51,11 +51,6 @@ static constexpr PieceCut kPieceCuts[] = {
     {.near_enough = 0.85, .to_target = true},
     {.near_enough = 0.9, .to_target = true},
 };
-// Borrowing for a light final batch pads what it borrows to that batch's longest
-// sample; it may raise the window's padding share to this much, no further (the
-// target is 2%: one light batch of long samples filled with one-word entries once
-// padded a whole epoch of `changelog_entries` from 1.4% to 3.5%).
-static constexpr double kBorrowPaddingShare = 0.018;
 // A window's end is also made with its capped samples rejoining the leftover
 // (FinishWay::capped_rejoin) when they make at most this many steps: the ends it
 // levels are small corpora's (a few dozen samples at the whole budget beside thousands
@@ -342,7 +337,7 @@ void WindowPlanner::finish(Work& work, const FinishWay& way) const {
   cut_apart_or_rejoin(std::move(unreachable), work);
   std::vector<Planned> final_steps = final_cut(std::move(work.leftover));
   work.leftover.clear();
-  double room = padding_room({&work.planned, &work.apart, &final_steps});
+  double room = padding_room({&work.planned, &work.apart, &final_steps}, kBorrowPaddingShare);
   for (Planned& step : final_steps) {
     for (uint32_t k = 0; k < world_size_ && borrow_for_lightest(work.planned, step, room); ++k) {
     }
@@ -627,12 +622,11 @@ std::vector<WindowPlanner::Entry> WindowPlanner::set_aside_unreachable(
   return aside;
 }
 
-// Padded slots that borrowing (borrow_for_lightest) or moves (move_to_level) may add
-// before the padding share of `step_lists` (a window's steps) reaches `share`
-// (kBorrowPaddingShare unless given).
+// Padded slots that borrowing (borrow_for_lightest), moves (move_to_level) or absorbed
+// steps (absorb_negligible) may add before the padding share of `step_lists` (a
+// window's steps) reaches `share`.
 double WindowPlanner::padding_room(std::initializer_list<const std::vector<Planned>*> step_lists,
                                    double share) const {
-  if (share < 0) share = kBorrowPaddingShare;
   Fill fill;
   for (const std::vector<Planned>* steps : step_lists) add_fill(*steps, fill);
   // x more padded slots keep the share: (slots + x - tokens) / (slots + x) <= share,
@@ -725,7 +719,8 @@ void WindowPlanner::move_to_level(std::vector<Planned>& steps) const {
   const bool level = std::all_of(steps.begin(), steps.end(),
                                  [&](const Planned& s) { return imbalance(s) <= kLevelEnough; });
   if (level) return;
-  const MoveOptions options{.level_enough = kLevelEnough, .padding_room = padding_room({&steps})};
+  const MoveOptions options{.level_enough = kLevelEnough,
+                            .padding_room = padding_room({&steps}, kBorrowPaddingShare)};
   SampleTable table = tabulate(steps);
   level_by_moves(
       table.lengths, table.members, options_.cost,

@@ -69,7 +69,7 @@ bool WindowPlanner::fill_idle_ranks(std::vector<Planned>& steps) const {
   for (size_t s = 0; s < steps.size(); ++s) {
     const size_t idle = idle_ranks(steps[s]);
     if (idle == 0 || idle == world_size_) continue;
-    if (room < 0) room = padding_room({&steps});
+    if (room < 0) room = padding_room({&steps}, kBorrowPaddingShare);
     std::vector<std::pair<double, size_t>> donors;  // the cost lent to the last idle rank
     for (size_t d = 0; d < steps.size(); ++d) {
       if (d != s && idle_ranks(steps[d]) == 0)

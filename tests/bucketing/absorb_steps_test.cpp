@@ -10,7 +10,6 @@
 #include <map>
 #include <vector>
 
-#include "core/philox.h"
 #include "tests/bucketing/step_corpus.h"
 
 namespace evenfeed {
@@ -133,11 +132,7 @@ TEST(AbsorbSteps, LeavesTheStepWhenTheHostWouldBeLessLevel) {
 TEST(AbsorbSteps, RandomWindowsKeepEverySample) {
   size_t absorbed_in_all = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
-    uint64_t draw = 0;
-    auto uniform = [&](uint64_t lo, uint64_t hi) {
-      CounterRng rng(seed, RngStream::kSynth, 51, draw++);
-      return lo + static_cast<uint64_t>(rng.uniform() * static_cast<double>(hi - lo + 1));
-    };
+    UniformDraws uniform(seed, 51);
     Corpus c;
     const size_t steps = uniform(2, 6), ranks = uniform(2, 8);
     for (size_t s = 0; s < steps; ++s) {

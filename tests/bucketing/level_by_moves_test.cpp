@@ -11,7 +11,6 @@
 #include <set>
 #include <vector>
 
-#include "core/philox.h"
 #include "tests/bucketing/step_corpus.h"
 
 namespace evenfeed {
@@ -115,11 +114,7 @@ TEST(LevelByMoves, LeavesLumpsAlone) {
 // spent as reported.
 TEST(LevelByMoves, RandomWindowsKeepEverySampleAndLevel) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
-    uint64_t draw = 0;
-    auto uniform = [&](uint64_t lo, uint64_t hi) {
-      CounterRng rng(seed, RngStream::kSynth, 50, draw++);
-      return lo + static_cast<uint64_t>(rng.uniform() * static_cast<double>(hi - lo + 1));
-    };
+    UniformDraws uniform(seed, 50);
     Corpus c;
     const size_t steps = uniform(2, 6), ranks = uniform(2, 8);
     for (size_t s = 0; s < steps; ++s) {

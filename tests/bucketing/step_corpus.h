@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bucketing/cost_model.h"
+#include "core/philox.h"
 
 namespace evenfeed::step_test {
 
@@ -28,6 +29,22 @@ struct Corpus {
       lengths.push_back(length);
     }
   }
+};
+
+// Uniform integers in [lo, hi], each draw the next counter of (seed, `stream`): the
+// random windows of a test, the same on every run.
+class UniformDraws {
+ public:
+  UniformDraws(uint64_t seed, uint32_t stream) : seed_(seed), stream_(stream) {}
+  uint64_t operator()(uint64_t lo, uint64_t hi) {
+    CounterRng rng(seed_, RngStream::kSynth, stream_, draw_++);
+    return lo + static_cast<uint64_t>(rng.uniform() * static_cast<double>(hi - lo + 1));
+  }
+
+ private:
+  uint64_t seed_;
+  uint32_t stream_;
+  uint64_t draw_ = 0;
 };
 
 inline double batch_cost(const std::vector<uint64_t>& lengths, const std::vector<size_t>& batch) {

@@ -22,6 +22,13 @@ Held out (added 2026-12-04, never used for tuning), written only where installed
   js_sources.txt         .js .mjs .cjs .ts files under /usr/lib/node_modules and
                          /usr/share/nodejs: a small corpus (about a thousand files)
   perl_sources.txt       .pm .pl .pod files of the Perl library: a small corpus
+Held out (added 2026-12-06, thirty-fifth session, never used for tuning):
+  sdk_sources.txt        .py files of the Google Cloud SDK under /usr/lib/google-cloud-sdk
+                         (when installed): a mid-sized code corpus of another origin than
+                         code_files' Python
+  markup_docs.txt        .md .rst .tex files under /usr, /opt and the home directory (READMEs,
+                         CMake's reStructuredText help, Python packages' docs): a small
+                         corpus, mostly short, with a sparse tail of long manuals
 Counts depend on what is installed; BENCHMARKS.md records the counts seen."""
 import glob, gzip, os, re, sys, zipfile
 
@@ -129,6 +136,14 @@ def perl_sources():
     yield from files_under(roots, (".pm", ".pl", ".pod"))
 
 
+def sdk_sources():
+    yield from files_under(["/usr/lib/google-cloud-sdk"], (".py",))
+
+
+def markup_docs():
+    yield from files_under(["/usr", "/opt", os.path.expanduser("~")], (".md", ".rst", ".tex"))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
@@ -136,7 +151,8 @@ def main():
                       ("changelog_entries", changelog_entries), ("doc_sentences", doc_sentences),
                       ("doc_files", doc_files), ("html_pages", html_pages),
                       ("java_sources", java_sources), ("js_sources", js_sources),
-                      ("perl_sources", perl_sources)):
+                      ("perl_sources", perl_sources), ("sdk_sources", sdk_sources),
+                      ("markup_docs", markup_docs)):
         lengths = list(gen())
         if not lengths:
             print(f"{name}: none installed, not written")

@@ -18,7 +18,7 @@ report's bound and the md5 of its dump (the same md5 is the same plan). Then, pe
 and for each row that misses, which targets and the report's bound. With --compare, the rows whose figures or plan
 differ from an earlier run's output.
 
-The sweeps (314 configurations; `held2`, `shapes` and `smallsynth` are left out unless
+The sweeps (314 configurations; `held2`, `held3`, `shapes` and `smallsynth` are left out unless
 asked for):
   main      the 120: code_files, changelog_entries, doc_paragraphs, doc_sentences and
             synthetic:200000 x both costs x W = 8, 64 x {8,192; 8,192 with
@@ -31,6 +31,8 @@ asked for):
   small     the six corpora and synthetic:200000 at 1,024 and 2,048 tokens, both costs,
             W = 8, 64 (56)
   held2     java_sources, js_sources and perl_sources at the 120's 24 settings (72)
+  held3     sdk_sources and markup_docs (make_length_corpora.py, added 2026-12-06) at the
+            120's 24 settings (48)
   shapes    the seven shapes of make_length_shapes.py x both costs x W = 8, 64 x 4,096,
             8,192, 16,384 and 32,768 tokens (112)
   smallsynth  small synthetic corpora, 2,000, 5,000, 10,000 and 20,000 samples
@@ -75,6 +77,8 @@ def configurations(sweeps):
                  for cost in COSTS for w in (8, 64) for t in (1024, 2048)]
     if "held2" in sweeps:
         rows += at_settings("held2", ["java_sources", "js_sources", "perl_sources"])
+    if "held3" in sweeps:
+        rows += at_settings("held3", ["sdk_sources", "markup_docs"])
     if "smallsynth" in sweeps:
         rows += [("smallsynth", "synthetic:%d" % n, cost, w, t, "") for n in (2000, 5000, 10000, 20000)
                  for cost in COSTS for w in (8, 64) for t in (4096, 8192, 16384)]

@@ -85,7 +85,7 @@ namespace evenfeed {
 // since the lumps' partners cut to measure keep the noisy sort's order
 // (WindowPlanner::place_fluid_runs), 34 since negligible steps are absorbed while the
 // window pads up to its padding guard, not 1.8%.
-inline constexpr int kTokenBudgetPlanRevision = 34;
+inline constexpr int kTokenBudgetPlanRevision = 35;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -14,7 +14,10 @@
 //    window, when its fillers were too few for its groups, is also planned
 //    with groups chosen for the fillers it holds (plan_coarse_runs: runs of the cost
 //    order, least out of level in total) and the more level plan kept
-//    (keep_more_level_regrouped).
+//    (keep_more_level_regrouped). The last window whose worst step is above 1.04 is
+//    also planned with groups within kTighterLevelTolerance (5%) of their dearest, and
+//    the more level plan kept (keep_more_level_tighter): more groups complete with
+//    fillers, and the cheap steps a window's end cuts from what is left are fewer.
 //    Under a token bound, a whole group of unmatched lumps (samples dearer than any
 //    batch of shorter ones) may first take in sparser lumps the window carries in place
 //    of its cheapest, up to a level counted for the whole epoch before it is planned
@@ -217,6 +220,7 @@ class WindowPlanner {
   };
   StepsLevel level_of(const std::vector<Planned>& steps) const;
   void keep_more_level_regrouped(std::vector<Planned>& planned, const StepsLevel& level) const;
+  void keep_more_level_tighter(std::vector<Planned>& planned, const StepsLevel& level) const;
   static bool more_level(const StepsLevel& a, const StepsLevel& b);
   static double duration(const std::vector<Planned>& steps);
   static bool quicker_nearly_as_level(double a_time, const StepsLevel& a_level, double b_time,

@@ -29,6 +29,8 @@ inline constexpr double kBorrowPaddingShare = 0.018;
 
 // A final step whose dearest batch costs at most this times the mean is level enough.
 inline constexpr double kLevelEnough = 1.04;
+// The level tolerance a last window out of level is planned again with.
+inline constexpr double kTighterLevelTolerance = 0.05;
 
 // A window still above the padding target (kPaddingTarget) after its quieter plan
 // (BucketingOptions::padding_guard) is planned once more with the noise's cap scaled

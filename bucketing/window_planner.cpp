@@ -569,19 +569,31 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
 // plan kept only where it is more level.
 void WindowPlanner::keep_more_level_tighter(std::vector<Planned>& planned,
                                             const StepsLevel& level) const {
-  std::vector<PlanItem> items;
-  for (const Planned& step : planned)
-    for (const Batch& b : step.batches)
-      for (const Entry& e : b.entries) items.push_back({e.id, e.length});
   BucketingOptions tighter = options_;
   tighter.level_tolerance = kTighterLevelTolerance;
   WindowPlanner tighter_planner(tighter, world_size_, seed_, epoch_);
   tighter_planner.set_lump_spread(spread_);
   std::vector<PlanItem> no_carry;  // the last window carries nothing
-  std::vector<Planned> replanned = tighter_planner.plan_steps(std::move(items), true, no_carry);
+  keep_if_more_level(planned, level, tighter_planner.plan_steps(items_of(planned), true, no_carry));
+}
+
+// The samples of `planned`, in no particular order (the noisy sort orders them).
+std::vector<PlanItem> WindowPlanner::items_of(const std::vector<Planned>& planned) {
+  std::vector<PlanItem> items;
+  for (const Planned& step : planned)
+    for (const Batch& b : step.batches)
+      for (const Entry& e : b.entries) items.push_back({e.id, e.length});
+  return items;
+}
+
+// `other` (a second plan of the same samples) in place of `planned` (of level `level`)
+// where it is more level and pads no more than the padding guard, or than `planned`:
+// more pieces cut to levels can pad more.
+void WindowPlanner::keep_if_more_level(std::vector<Planned>& planned, const StepsLevel& level,
+                                       std::vector<Planned> other) const {
   const double most_padding = std::max(padding_share(planned), options_.padding_guard);
-  if (padding_share(replanned) <= most_padding && more_level(level_of(replanned), level))
-    planned = std::move(replanned);
+  if (padding_share(other) <= most_padding && more_level(level_of(other), level))
+    planned = std::move(other);
 }
 
 // The epoch's last window, when its fillers were short of its coarse groups and its
@@ -597,16 +609,8 @@ void WindowPlanner::keep_more_level_tighter(std::vector<Planned>& planned,
 // takes minutes there).
 void WindowPlanner::keep_more_level_regrouped(std::vector<Planned>& planned,
                                               const StepsLevel& level) const {
-  std::vector<PlanItem> items;
-  for (const Planned& step : planned)
-    for (const Batch& b : step.batches)
-      for (const Entry& e : b.entries) items.push_back({e.id, e.length});
   std::vector<PlanItem> no_carry;  // the last window carries nothing
-  std::vector<Planned> regrouped = plan_steps(std::move(items), true, no_carry, true);
-  // More pieces cut to levels can pad more: no more than the padding guard allows.
-  const double most_padding = std::max(padding_share(planned), options_.padding_guard);
-  if (padding_share(regrouped) <= most_padding && more_level(level_of(regrouped), level))
-    planned = std::move(regrouped);
+  keep_if_more_level(planned, level, plan_steps(items_of(planned), true, no_carry, true));
 }
 
 // Whether the fillers are short of completing every group formed within the level

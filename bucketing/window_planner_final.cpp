@@ -583,9 +583,8 @@ void WindowPlanner::plan_quietly_if_less_padded(std::vector<Planned>& planned, d
   // The window's samples are exactly those planned and those carried on; the noisy
   // sort orders them by key, id last, so the order they are gathered in does not matter.
   std::vector<PlanItem> items(carry.begin() + static_cast<long>(carried_before), carry.end());
-  for (const Planned& step : planned)
-    for (const Batch& b : step.batches)
-      for (const Entry& e : b.entries) items.push_back({e.id, e.length});
+  const std::vector<PlanItem> planned_items = items_of(planned);
+  items.insert(items.end(), planned_items.begin(), planned_items.end());
   BucketingOptions quiet = options_;
   quiet.noise *= 0.5;
   quiet.noise_padding *= 0.5;

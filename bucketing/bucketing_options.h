@@ -112,7 +112,9 @@ struct BucketingOptions {
   double noise_padding = 0.15;
   // Batches whose costs lie within this fraction of a step's most expensive batch
   // share that step; the rest of the step is completed with batches cut to its level
-  // from the shortest samples.
+  // from the shortest samples. The epoch's last window, when a step ends above 1.04
+  // max/mean, is also planned with the tighter kTighterLevelTolerance (0.05) when this
+  // is wider, and the more level plan kept (WindowPlanner::keep_more_level_tighter).
   double level_tolerance = 0.08;
   // Deal each window's samples at random among its batches, every batch keeping its
   // count and its longest sample (mix_window): batch costs, padding and balance are

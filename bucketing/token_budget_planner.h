@@ -84,7 +84,9 @@ namespace evenfeed {
 // is dealt into another of its steps where that keeps it level (absorb_steps.h), 33
 // since the lumps' partners cut to measure keep the noisy sort's order
 // (WindowPlanner::place_fluid_runs), 34 since negligible steps are absorbed while the
-// window pads up to its padding guard, not 1.8%.
+// window pads up to its padding guard, not 1.8%, 35 since the epoch's last window, when
+// a step ends above 1.04 max/mean, is planned again with coarse groups within 5% of
+// their dearest batch and the more level plan kept (keep_more_level_tighter).
 inline constexpr int kTokenBudgetPlanRevision = 35;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.

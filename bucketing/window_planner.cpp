@@ -559,14 +559,14 @@ std::vector<WindowPlanner::Planned> WindowPlanner::plan_steps(std::vector<PlanIt
 // with coarse groups of a tighter level tolerance (kTighterLevelTolerance), the more
 // level plan kept (if it pads no more than the padding guard, or than the first).
 // On source files (linear, 64 ranks, 8,192 tokens, capped at 64) the end planned with
-// groups within 8% of their dearest batch left cheap steps (at 0.26-0.46 of the budget)
-// of a few mid-length files a batch beside batches of 64 short
-// ones at the cap, at max/mean 1.06-1.13; within 5%, the short files make one step of
-// their own (at 0.06 of the budget, 1.05-1.08) and no step lies between: p99 1.106 ->
-// 1.053, useful share 98.37% -> 98.62%. For every window (the level tolerance
-// 0.05 given, on the sweeps of docs/plan_history.md) it cost 5 configurations a
-// target and gained 2: so only an end out of level is planned again, and the second
-// plan kept only where it is more level.
+// groups within 8% of their dearest batch left cheap steps (at 0.26-0.46 of the
+// budget) of a few mid-length files a batch beside batches of 64 short ones at the
+// cap, at max/mean 1.06-1.13; within 5%, the short files make one step of their own
+// (at 0.06 of the budget, 1.05-1.08) and no step lies between: p99 1.106 -> 1.053,
+// useful share 98.37% -> 98.62%. For every window (the level tolerance 0.05 given, on
+// the sweeps of docs/plan_history.md) it cost 5 configurations a target and gained 2:
+// so only an end out of level is planned again, and the second plan kept only where
+// it is more level.
 void WindowPlanner::keep_more_level_tighter(std::vector<Planned>& planned,
                                             const StepsLevel& level) const {
   BucketingOptions tighter = options_;
@@ -577,9 +577,10 @@ void WindowPlanner::keep_more_level_tighter(std::vector<Planned>& planned,
   keep_if_more_level(planned, level, tighter_planner.plan_steps(items_of(planned), true, no_carry));
 }
 
-// The samples of `planned`, in no particular order (the noisy sort orders them).
-std::vector<PlanItem> WindowPlanner::items_of(const std::vector<Planned>& planned) {
-  std::vector<PlanItem> items;
+// `items` followed by the samples of `planned`, in no particular order (the noisy sort
+// orders them).
+std::vector<PlanItem> WindowPlanner::items_of(const std::vector<Planned>& planned,
+                                              std::vector<PlanItem> items) {
   for (const Planned& step : planned)
     for (const Batch& b : step.batches)
       for (const Entry& e : b.entries) items.push_back({e.id, e.length});

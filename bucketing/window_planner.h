@@ -221,7 +221,8 @@ class WindowPlanner {
   StepsLevel level_of(const std::vector<Planned>& steps) const;
   void keep_more_level_regrouped(std::vector<Planned>& planned, const StepsLevel& level) const;
   void keep_more_level_tighter(std::vector<Planned>& planned, const StepsLevel& level) const;
-  static std::vector<PlanItem> items_of(const std::vector<Planned>& planned);
+  static std::vector<PlanItem> items_of(const std::vector<Planned>& planned,
+                                        std::vector<PlanItem> items = {});
   void keep_if_more_level(std::vector<Planned>& planned, const StepsLevel& level,
                           std::vector<Planned> other) const;
   static bool more_level(const StepsLevel& a, const StepsLevel& b);

@@ -582,9 +582,8 @@ void WindowPlanner::plan_quietly_if_less_padded(std::vector<Planned>& planned, d
                                                 double noise_cap_scale) const {
   // The window's samples are exactly those planned and those carried on; the noisy
   // sort orders them by key, id last, so the order they are gathered in does not matter.
-  std::vector<PlanItem> items(carry.begin() + static_cast<long>(carried_before), carry.end());
-  const std::vector<PlanItem> planned_items = items_of(planned);
-  items.insert(items.end(), planned_items.begin(), planned_items.end());
+  std::vector<PlanItem> items =
+      items_of(planned, {carry.begin() + static_cast<long>(carried_before), carry.end()});
   BucketingOptions quiet = options_;
   quiet.noise *= 0.5;
   quiet.noise_padding *= 0.5;

@@ -103,7 +103,9 @@ void add_plan(CLI::App& app, Runner& run) {
                   "padded plan (0: never)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--level-tolerance", r.bucketing_options.level_tolerance,
-                  "Cost spread allowed within a step")
+                  "Cost spread allowed within a step (an epoch's last window whose worst step "
+                  "is above 1.04 is also planned at 0.05 when this is wider, the more level "
+                  "plan kept)")
       ->check(CLI::Range(0.0, 0.5));
   cmd->add_flag("--no-mix", no_mix,
                 "Keep each batch a run of like lengths (by default a window's samples are "

@@ -171,7 +171,19 @@ def main():
     parser.add_argument("--seed", type=int, default=0, help="passed to evenfeed plan (default 0)")
     args = parser.parse_args()
     sweeps = args.sweeps.split(",")
+    known = ["main", "held", "otherW", "tokbound", "small", "held2", "held3", "shapes", "smallsynth"]
+    unknown = [w for w in sweeps if w not in known]
+    if unknown:
+        sys.exit("plan_sweeps: --sweeps %s: no such sweep; pass some of %s, comma-separated"
+                 % (",".join(unknown), ",".join(known)))
     todo = configurations(sweeps)
+    missing = sorted({os.path.join(args.corpora, c + ".txt") for _, c, *_ in todo
+                      if not c.startswith("synthetic:")
+                      and not os.path.exists(os.path.join(args.corpora, c + ".txt"))})
+    if missing:
+        sys.exit("plan_sweeps: %s: no such file; make the corpora first (python3 "
+                 "bench/make_length_corpora.py %s; bench/make_length_shapes.py for the shapes), or "
+                 "leave out the sweeps that need it" % (", ".join(missing), args.corpora))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         rows = sorted(pool.map(lambda r: plan_row(args.binary, args.corpora, r, args.seed), todo))
     text = "\n".join(rows) + "\n"

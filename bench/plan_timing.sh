@@ -23,6 +23,8 @@ small=(
   "--synthetic 2000 --world-size 64 --tokens-per-rank 16384 --cost linear --epochs 2"
   "--lengths $dir/perl_sources.txt --world-size 64 --tokens-per-rank 8192 --cost quadratic --epochs 2"
   "--lengths $dir/shape_pareto.txt --world-size 64 --tokens-per-rank 16384 --cost quadratic --epochs 2"
+  "--synthetic 20000 --world-size 64 --tokens-per-rank 8192 --cost quadratic --epochs 2"
+  "--lengths $dir/markup_docs.txt --world-size 64 --tokens-per-rank 4096 --cost linear --epochs 2"
 )
 case $set in
   large) cases=("${large[@]}") ;;

@@ -54,7 +54,11 @@ struct BucketingOptions {
   // Where the cap above was chosen below the ceiling, the caller that plans the run
   // (`evenfeed plan`, the trainer) also tries twice it on the first two epochs, at the
   // run's world size and seed, and keeps the faster plan that meets every target
-  // (trial_batch_cap, cap_trial.h). false: the estimate's cap, whatever the world size.
+  // (trial_batch_cap, cap_trial.h); and where the epoch has few full-budget steps and
+  // the plan so far misses only balance, also 2, 4 and 8 times the cap and the ceiling,
+  // keeping the one that meets every target with the fewest pairs again
+  // (trial_larger_caps_for_balance, balance_trial.h). false: the estimate's cap,
+  // whatever the world size.
   bool cap_trial = true;
   // Where no cap's estimate met the pairs target (the cap chosen is a fallback), the
   // caller that plans the run also plans the first two epochs with the estimate's

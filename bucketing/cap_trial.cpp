@@ -14,8 +14,27 @@ constexpr uint32_t kTrialEpochs = 2;
 
 }  // namespace
 
+TrialFiguresCache::Key TrialFiguresCache::key_of(const BucketingOptions& options) {
+  return {options.max_batch_size, options.noise_cap, options.window};
+}
+
+std::optional<TrialFigures> TrialFiguresCache::find(const BucketingOptions& options) const {
+  const std::lock_guard lock(mutex_);
+  for (const auto& [key, figures] : kept_)
+    if (key == key_of(options)) return figures;
+  return std::nullopt;
+}
+
+void TrialFiguresCache::keep(const BucketingOptions& options, const TrialFigures& figures) {
+  const std::lock_guard lock(mutex_);
+  kept_.emplace_back(key_of(options), figures);
+}
+
 TrialFigures plan_first_epochs(const LengthSource& lengths, const BucketingOptions& options,
                                const CapTrialOptions& trial) {
+  if (trial.figures) {
+    if (const auto known = trial.figures->find(options)) return *known;
+  }
   const uint64_t cut =
       options.oversize == OversizePolicy::kTruncate ? options.tokens_per_rank : UINT64_MAX;
   const TruncatedLengths measured(lengths, cut);
@@ -35,12 +54,14 @@ TrialFigures plan_first_epochs(const LengthSource& lengths, const BucketingOptio
     if (mates) chain.remember(epoch, trial.world_size, std::move(mates));
   }
   const ImbalanceSummary imbalance = metrics.imbalance(options.cost.kind);
-  return {.padding = metrics.padding_waste(),
-          .imbalance_mean = imbalance.mean,
-          .imbalance_p99 = imbalance.p99,
-          .repeated_pairs = metrics.repeated_pair_share(),
-          .lag1 = metrics.lag1(),
-          .useful_share = metrics.useful_share(options.cost.kind)};
+  const TrialFigures figures{.padding = metrics.padding_waste(),
+                             .imbalance_mean = imbalance.mean,
+                             .imbalance_p99 = imbalance.p99,
+                             .repeated_pairs = metrics.repeated_pair_share(),
+                             .lag1 = metrics.lag1(),
+                             .useful_share = metrics.useful_share(options.cost.kind)};
+  if (trial.figures) trial.figures->keep(options, figures);
+  return figures;
 }
 
 BucketingOptions with_cap(const LengthSource& lengths, const BucketingOptions& given,

@@ -24,6 +24,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "bucketing/bucketing_options.h"
 #include "bucketing/length_source.h"
@@ -71,6 +77,24 @@ bool could_win(const TrialFigures& larger, double pairs_limit);
 // passed on.
 using RunBoth = std::function<void(const std::function<void()>&, const std::function<void()>&)>;
 
+// The figures of plans already measured while one run's options are settled
+// (settle_batching.h), so that a later trial does not plan the same options again: the
+// balance trial measures the plan the cap and fallback trials settled on, which one of
+// them has often planned already. Keyed by what the trials vary (the cap, the noise and
+// the window), so one cache serves one corpus, one caller's options, one world size and
+// seed. Shared safely by run_both's two tasks.
+class TrialFiguresCache {
+ public:
+  std::optional<TrialFigures> find(const BucketingOptions& options) const;
+  void keep(const BucketingOptions& options, const TrialFigures& figures);
+
+ private:
+  using Key = std::tuple<uint64_t, double, uint64_t>;  // cap, noise cap, window
+  static Key key_of(const BucketingOptions& options);
+  mutable std::mutex mutex_;
+  std::vector<std::pair<Key, TrialFigures>> kept_;
+};
+
 struct CapTrialOptions {
   // The ranks and the seed of the run's first epoch.
   uint32_t world_size = 1;
@@ -84,6 +108,9 @@ struct CapTrialOptions {
   // (docs/plan_history.md). The trainer, whose ranks share a machine's cores and memory, plans
   // them one at a time.
   RunBoth run_both;
+  // Set: plan_first_epochs takes the figures of options it was asked for before from
+  // here, and keeps those it plans (settle_batching sets one for its trials).
+  std::shared_ptr<TrialFiguresCache> figures;
 };
 
 // The first two epochs of `options` (resolved), planned as a run from epoch 0 plans them

@@ -4,7 +4,9 @@
 // are settled in three steps, each one's result the next one's start: resolve_automatic
 // (token_budget_planner.h) estimates them; trial_batch_cap (cap_trial.h) plans twice
 // the estimate's cap and keeps it where it wins; trial_fallback_batches
-// (fallback_trial.h) searches other caps and noises where the estimate fell back.
+// (fallback_trial.h) searches other caps and noises where the estimate fell back;
+// trial_larger_caps_for_balance (balance_trial.h) tries larger caps where the plan so far
+// misses only balance in an epoch of few steps.
 // `evenfeed plan` and the trainer both settle here, so that the plan a report shows is
 // the plan a run of the same options serves.
 #pragma once
@@ -22,6 +24,10 @@ struct SettledBatching {
   bool doubled_by_cap_trial = false;
   // The fallback trial replaced the cap trial's choice (its cap, its noise or both).
   bool kept_by_fallback_trial = false;
+  // The balance trial replaced the cap before it, `cap_before_balance_trial`, with a
+  // larger one (options.max_batch_size; kNoBatchCap: none).
+  bool raised_by_balance_trial = false;
+  uint64_t cap_before_balance_trial = 0;
 };
 
 // `given` (the caller's options) settled for a run at `trial.world_size` and

@@ -61,7 +61,9 @@ void add_plan(CLI::App& app, Runner& run) {
                 "Keep the automatic sample cap the estimate chose (by default twice it is "
                 "also planned for the first two epochs at this world size and seed, and "
                 "kept when it meets every target and runs faster, or meets them where the "
-                "estimate's cap does not)");
+                "estimate's cap does not; and where an epoch of few steps misses only "
+                "balance, 2, 4 and 8 times the cap and none are planned too, the one that "
+                "meets every target with the fewest pairs again kept)");
   cmd->add_flag("--no-fallback-trial", no_fallback_trial,
                 "Keep the automatic cap and noise the estimate chose (by default, where no "
                 "sample cap's estimate met --pairs-target, the first two epochs are planned "

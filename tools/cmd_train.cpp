@@ -165,7 +165,7 @@ void add_train(CLI::App& app, Runner& run) {
                 "epoch's batch mates (as `evenfeed plan`)");
   cmd->add_flag("--no-cap-trial", f.no_cap_trial,
                 "With --tokens-per-rank: keep the automatic sample cap the estimate chose "
-                "rather than also trying twice it at the start (as `evenfeed plan`)");
+                "rather than also trying larger caps at the start (as `evenfeed plan`)");
   cmd->add_flag("--no-fallback-trial", f.no_fallback_trial,
                 "With --tokens-per-rank: keep the automatic cap and noise the estimate chose "
                 "where it fell back, rather than also trying others at the start (as "

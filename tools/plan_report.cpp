@@ -14,6 +14,7 @@
 
 #include <tbb/parallel_invoke.h>
 
+#include "bucketing/balance_trial.h"
 #include "bucketing/baselines.h"
 #include "bucketing/cap_trial.h"
 #include "bucketing/imbalance_bound.h"
@@ -26,10 +27,10 @@
 namespace evenfeed::cli {
 namespace {
 
-// Below this many full-budget steps of work per epoch the report says the epoch is
-// few steps: in the sweeps of BENCHMARKS.md ("How much work an epoch holds"), every
-// configuration with the automatic settings that missed a target but one was below it.
-constexpr double kFewBudgetSteps = 8;
+// Below kFewBudgetSteps (balance_trial.h) full-budget steps of work per epoch the report
+// says the epoch is few steps: in the sweeps of BENCHMARKS.md ("How much work an epoch
+// holds"), every configuration with the automatic settings that missed a target but one
+// was below it.
 // The report's text names the bound above this: below, the data does not stand in the
 // way of level steps and the line would say nothing.
 constexpr double kBoundWorthSaying = 1.01;
@@ -173,6 +174,18 @@ double full_budget_steps(double total_cost, const PlanRequest& r) {
          (static_cast<double>(r.world_size) * cost.budget(r.bucketing_options.tokens_per_rank));
 }
 
+// The cap line where the balance trial raised the cap (balance_trial.h).
+std::string balance_trial_line(const nlohmann::json& c) {
+  const uint64_t cap = c["max_batch_size"].get<uint64_t>();
+  return fmt::format(
+      "{} (chosen by the balance trial: at most {} a batch planned the first two epochs over "
+      "the imbalance targets, in few steps, and this, tried after it, met every target; "
+      "--no-cap-trial keeps {})\n",
+      cap > 0 ? fmt::format("at most {} samples per batch", cap) : std::string("no sample cap"),
+      c["max_batch_size_before_balance_trial"].get<uint64_t>(),
+      c["max_batch_size_before_balance_trial"].get<uint64_t>());
+}
+
 std::string percent(const nlohmann::json& v) {
   return fmt::format("{:.2f}%", 100 * v.get<double>());
 }
@@ -185,7 +198,8 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                  "--resume-world-size must be at least 1");
   PlanRequest r = request;  // automatic options resolved once for every epoch's planner
   // Settled as the trainer settles them at the start of a run (settle_batching.h).
-  bool doubled = false, fallback_kept = false;
+  bool doubled = false, fallback_kept = false, raised = false;
+  uint64_t cap_before_raise = 0;
   if (r.bucketing) {
     const SettledBatching settled = settle_batching(
         lengths, request.bucketing_options,
@@ -195,6 +209,8 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
     r.bucketing_options = settled.options;
     doubled = settled.doubled_by_cap_trial;
     fallback_kept = settled.kept_by_fallback_trial;
+    raised = settled.raised_by_balance_trial;
+    cap_before_raise = settled.cap_before_balance_trial;
   }
   // The mean as planned: after truncation, when samples are cut to the budget. The
   // fixed-batch baseline's batch size comes from it.
@@ -231,6 +247,9 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"max_batch_size_automatic", cap_chosen},
                       {"max_batch_size_given", cap_given},
                       {"max_batch_size_doubled_by_trial", doubled},
+                      {"max_batch_size_raised_by_balance_trial", raised},
+                      {"max_batch_size_before_balance_trial",
+                       !raised || cap_before_raise == kNoBatchCap ? 0 : cap_before_raise},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},
@@ -288,8 +307,11 @@ std::string plan_report_text(const nlohmann::json& report) {
       c.value("truncated", false) ? ", cut to the budget" : "", c["world_size"].get<uint32_t>(),
       c["planner"].get<std::string>(), c["tokens_per_rank"].get<uint64_t>(),
       c["cost"].get<std::string>(), c["epochs"].get<uint32_t>(), c["seed"].get<uint64_t>());
-  if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0 &&
-      !c.value("chosen_by_fallback_trial", false)) {
+  const bool raised = c.value("max_batch_size_raised_by_balance_trial", false);
+  if (raised) {
+    out += balance_trial_line(c);
+  } else if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0 &&
+             !c.value("chosen_by_fallback_trial", false)) {
     const uint64_t given = c.value("max_batch_size_given", uint64_t{0});
     std::string why;
     if (c.value("max_batch_size_doubled_by_trial", false)) {
@@ -312,7 +334,7 @@ std::string plan_report_text(const nlohmann::json& report) {
     out +=
         fmt::format("at most {} samples per batch{}\n", c["max_batch_size"].get<uint64_t>(), why);
   }
-  if (c.value("chosen_by_fallback_trial", false)) {
+  if (!raised && c.value("chosen_by_fallback_trial", false)) {
     out += fmt::format(
         "{}, noise cap {} (chosen by the fallback trial: no sample cap's estimate met the "
         "pairs target, the estimate's choice planned the first two epochs over the padding "

@@ -99,6 +99,7 @@ class PlanFactory {
     bucketing_ = settled.options;
     doubled_by_trial_ = settled.doubled_by_cap_trial;
     fallback_kept_ = settled.kept_by_fallback_trial;
+    raised_by_balance_trial_ = settled.raised_by_balance_trial;
   }
   // One line for the log: what the plan settled on, and why the cap when a trial set it.
   std::string describe() const {
@@ -108,10 +109,13 @@ class PlanFactory {
         bucketing_.max_batch_size == kNoBatchCap
             ? "no sample cap"
             : fmt::format("at most {} samples per batch", bucketing_.max_batch_size);
+    std::string why;
+    if (raised_by_balance_trial_)
+      why = " (raised by the balance trial: the cap before it missed balance)";
+    else if (doubled_by_trial_)
+      why = " (twice the estimate's, kept by the cap trial)";
     return fmt::format("{} tokens per rank, {}{}, window {}, noise cap {}{}",
-                       options_.tokens_per_rank, cap,
-                       doubled_by_trial_ ? " (twice the estimate's, kept by the cap trial)" : "",
-                       bucketing_.window, bucketing_.noise_cap,
+                       options_.tokens_per_rank, cap, why, bucketing_.window, bucketing_.noise_cap,
                        fallback_kept_ ? " (cap and noise kept by the fallback trial)" : "");
   }
 
@@ -185,6 +189,7 @@ class PlanFactory {
   BucketingOptions bucketing_;
   bool doubled_by_trial_ = false;  // settle(): the trial doubled the cap
   bool fallback_kept_ = false;     // settle(): the fallback trial replaced the estimate's choice
+  bool raised_by_balance_trial_ = false;          // settle(): the balance trial raised the cap
   mutable std::optional<EpochMatesChain> chain_;  // made on first use, per seed
   mutable uint64_t chain_seed_ = 0;
 };

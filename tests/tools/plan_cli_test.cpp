@@ -380,6 +380,42 @@ TEST(PlanCli, TheFallbackTrialsChoiceIsReportedAndIsTheSameByHand) {
   EXPECT_NE(words.out.find("--no-fallback-trial keeps"), std::string::npos) << words.out;
 }
 
+// Where an epoch of few steps misses only balance with the estimate's cap, larger caps
+// are planned too (bucketing/balance_trial.h). 20,000 synthetic lengths at 64 ranks,
+// quadratic, 8,192 tokens: the report names the balance trial and the cap before it,
+// the plan meets every target, and it is exactly the plan that cap given by hand
+// makes; --no-cap-trial keeps the estimate's cap, whose plan misses the imbalance mean.
+TEST(PlanCli, TheBalanceTrialsLargerCapIsReportedAndIsTheSameByHand) {
+  const std::string plan = kBin +
+                           " plan --synthetic 20000 --world-size 64 --tokens-per-rank 8192 "
+                           "--cost quadratic --oversize truncate --epochs 2 --no-baselines ";
+  auto report_of = [&](const std::string& flags) {
+    return json_report_of(plan + "--json " + flags);
+  };
+  const auto estimated = report_of("--no-cap-trial");
+  const auto tried = report_of("");
+  EXPECT_FALSE(estimated["config"]["max_batch_size_raised_by_balance_trial"].get<bool>());
+  EXPECT_GT(estimated["evenfeed"]["imbalance_quadratic"]["mean"].get<double>(), 1.03);
+  const uint64_t before = estimated["config"]["max_batch_size"].get<uint64_t>();
+  EXPECT_TRUE(tried["config"]["max_batch_size_raised_by_balance_trial"].get<bool>());
+  EXPECT_EQ(tried["config"]["max_batch_size_before_balance_trial"].get<uint64_t>(), before);
+  const uint64_t cap = tried["config"]["max_batch_size"].get<uint64_t>();
+  EXPECT_GT(cap, before);
+  const auto& e = tried["evenfeed"];
+  EXPECT_LE(e["padding_waste"].get<double>(), 0.02);
+  EXPECT_LE(e["imbalance_quadratic"]["mean"].get<double>(), 1.03);
+  EXPECT_LE(e["imbalance_quadratic"]["p99"].get<double>(), 1.10);
+  EXPECT_LE(e["repeated_pair_share"].get<double>(), 0.10);
+  const auto by_hand = report_of("--pairs-target 0 --max-batch-size " + std::to_string(cap));
+  for (const char* figure : {"padding_waste", "useful_share_quadratic", "repeated_pair_share"})
+    EXPECT_EQ(by_hand["evenfeed"][figure], e[figure]) << figure;
+  const auto words = run_command(plan);
+  EXPECT_NE(words.out.find("samples per batch (chosen by the balance trial: at most " +
+                           std::to_string(before)),
+            std::string::npos)
+      << words.out;
+}
+
 // A window padding more than --padding-guard (default 1.9%) is planned again with half
 // the noise. 20,000 log-normal lengths (median 40, sigma 0.9, drawn from golden-ratio
 // sequences) under a quadratic budget of 8,192 tokens pad 2.4% with the full noise.

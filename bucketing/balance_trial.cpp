@@ -1,0 +1,81 @@
+#include "bucketing/balance_trial.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "bucketing/fallback_trial.h"
+
+namespace evenfeed {
+namespace {
+
+// 2, 4 and 8 times the settled cap: the caps a few-step epoch was seen to need lie
+// there or at none (balance_trial.h).
+constexpr int kMostDoublings = 3;
+
+// The caps to try above `cap`, smallest first: its doublings below `ceiling`, then the
+// ceiling itself (kNoBatchCap: no cap).
+std::vector<uint64_t> larger_caps(uint64_t cap, uint64_t ceiling) {
+  std::vector<uint64_t> out;
+  uint64_t larger = cap;
+  for (int k = 0; k < kMostDoublings && larger <= ceiling / 2; ++k) {
+    larger *= 2;
+    if (larger < ceiling) out.push_back(larger);
+  }
+  out.push_back(ceiling);
+  return out;
+}
+
+}  // namespace
+
+double full_budget_steps(const LengthSource& lengths, const BucketingOptions& options,
+                         uint32_t world_size) {
+  const uint64_t cut =
+      options.oversize == OversizePolicy::kTruncate ? options.tokens_per_rank : UINT64_MAX;
+  double total = 0;
+  for (uint64_t id = 0; id < lengths.size(); ++id)
+    total += options.cost.per_sample(std::min(lengths.length(id), cut));
+  return total / (static_cast<double>(world_size) * options.cost.budget(options.tokens_per_rank));
+}
+
+bool misses_only_balance(const TrialFigures& f) {
+  const bool balanced =
+      f.imbalance_mean <= kImbalanceMeanTarget && f.imbalance_p99 <= kImbalanceP99Target;
+  const bool meets_the_rest = f.padding <= kPaddingTarget &&
+                              f.repeated_pairs <= kRepeatedPairsTarget &&
+                              std::abs(f.lag1) <= kLag1Target;
+  return !balanced && meets_the_rest;
+}
+
+BucketingOptions trial_larger_caps_for_balance(const LengthSource& lengths,
+                                               const BucketingOptions& given,
+                                               const BucketingOptions& settled,
+                                               const CapTrialOptions& trial) {
+  const uint64_t n = lengths.size();
+  const uint64_t ceiling = given.max_batch_size > 0 ? given.max_batch_size : kNoBatchCap;
+  if (!given.cap_trial || given.repeated_pairs_target <= 0 || settled.max_batch_size >= ceiling ||
+      n > kMostTrialSamples || n == 0 ||
+      full_budget_steps(lengths, settled, trial.world_size) >= kFewBudgetSteps)
+    return settled;
+  // The settled plan's two epochs, then each candidate's, within the fallback trial's
+  // allowance of sample-plans.
+  uint64_t plans_left = kMostFallbackSamplePlans / n;
+  if (plans_left < 2) return settled;
+  --plans_left;
+  if (!misses_only_balance(plan_first_epochs(lengths, settled, trial))) return settled;
+  std::optional<BucketingOptions> kept;
+  double kept_pairs = 0;
+  for (const uint64_t cap : larger_caps(settled.max_batch_size, ceiling)) {
+    if (plans_left == 0) break;
+    --plans_left;
+    const BucketingOptions candidate = with_cap(lengths, given, settled, cap);
+    const TrialFigures f = plan_first_epochs(lengths, candidate, trial);
+    if (!meets_every_target(f) || (kept && f.repeated_pairs >= kept_pairs)) continue;
+    kept = candidate;
+    kept_pairs = f.repeated_pairs;
+  }
+  return kept.value_or(settled);
+}
+
+}  // namespace evenfeed

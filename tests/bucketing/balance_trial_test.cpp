@@ -6,28 +6,18 @@
 
 #include "bucketing/length_source.h"
 #include "bucketing/token_budget_planner.h"
+#include "tests/bucketing/trial_figures.h"
 
 namespace evenfeed {
 namespace {
 
-// A plan that meets every target, each figure well inside it.
-TrialFigures level_and_fresh() {
-  return {.padding = 0.015,
-          .imbalance_mean = 1.01,
-          .imbalance_p99 = 1.05,
-          .repeated_pairs = 0.05,
-          .lag1 = 0.0,
-          .useful_share = 0.97};
-}
+using testing::level_and_fresh;
+using testing::level_and_fresh_but;
 
 // A larger cap may mend balance only: a plan that meets every target, or misses
 // padding, pairs or lag-1 as well, is left alone.
 TEST(BalanceTrial, TriesOnlyAPlanThatMissesBalanceAlone) {
-  auto with = [](auto change) {
-    TrialFigures f = level_and_fresh();
-    change(f);
-    return misses_only_balance(f);
-  };
+  auto with = [](auto change) { return misses_only_balance(level_and_fresh_but(change)); };
   EXPECT_FALSE(misses_only_balance(level_and_fresh()));
   EXPECT_TRUE(with([](TrialFigures& f) { f.imbalance_mean = 1.031; }));
   EXPECT_TRUE(with([](TrialFigures& f) { f.imbalance_p99 = 1.101; }));

@@ -6,31 +6,21 @@
 
 #include "bucketing/length_source.h"
 #include "bucketing/token_budget_planner.h"
+#include "tests/bucketing/trial_figures.h"
 #include "tests/support/fixtures.h"
 
 namespace evenfeed {
 namespace {
 
-// A plan that meets every target, each figure well inside it.
-TrialFigures level_and_fresh() {
-  return {.padding = 0.015,
-          .imbalance_mean = 1.01,
-          .imbalance_p99 = 1.05,
-          .repeated_pairs = 0.05,
-          .lag1 = 0.0,
-          .useful_share = 0.97};
-}
+using testing::level_and_fresh;
+using testing::level_and_fresh_but;
 
 // Searched past: a miss of padding or pairs, with the imbalance mean met by
 // kBalanceMarginMean, and p99 and lag-1 met. Not: a plan meeting every target, or one
 // whose balance or lag-1 misses too, or whose mean is within the target but not the
 // margin (cap and noise do not mend balance, and searching there only costs time).
 TEST(FallbackTrial, SearchesPastOnlyAPaddingOrPairsMissOfABalancedPlan) {
-  auto with = [](auto change) {
-    TrialFigures f = level_and_fresh();
-    change(f);
-    return worth_a_fallback_search(f);
-  };
+  auto with = [](auto change) { return worth_a_fallback_search(level_and_fresh_but(change)); };
   EXPECT_FALSE(worth_a_fallback_search(level_and_fresh()));
   EXPECT_TRUE(with([](TrialFigures& f) { f.repeated_pairs = 0.11; }));
   EXPECT_TRUE(with([](TrialFigures& f) { f.padding = 0.021; }));

@@ -161,5 +161,32 @@ TEST_F(LumpyTrial, IsNotMadeWhereTheCapIsNotTheEstimatesOrTheCorpusIsLarge) {
   EXPECT_TRUE(unchanged(trial_batch_cap(large, given_, resolved_, {.world_size = 8}), resolved_));
 }
 
+// Plans measured once while a run's options are settled are not planned again: with a
+// cache, plan_first_epochs keeps what it measures (the same figures as without one) and
+// answers the same options from it, here a planted answer no plan would give, while
+// other options are planned.
+TEST(TrialFiguresCache, AnswersOptionsMeasuredBeforeAndPlansOthers) {
+  const std::vector<uint64_t> values = testing::log_normal_file_lengths(3000, 300, 1.2);
+  const SpanLengths lengths(values);
+  BucketingOptions given;
+  given.tokens_per_rank = 4096;
+  given.oversize = OversizePolicy::kTruncate;
+  const BucketingOptions options = resolve_automatic(lengths, given);
+  CapTrialOptions trial{.world_size = 8, .seed = 0};
+  const TrialFigures plain = plan_first_epochs(lengths, options, trial);
+  trial.figures = std::make_shared<TrialFiguresCache>();
+  const TrialFigures kept = plan_first_epochs(lengths, options, trial);
+  EXPECT_EQ(kept.imbalance_mean, plain.imbalance_mean);
+  EXPECT_EQ(kept.repeated_pairs, plain.repeated_pairs);
+  ASSERT_TRUE(trial.figures->find(options).has_value());
+
+  BucketingOptions other = with_cap(lengths, given, options, 16);
+  ASSERT_FALSE(trial.figures->find(other).has_value());
+  trial.figures->keep(other, {.padding = 0.5});
+  EXPECT_EQ(plan_first_epochs(lengths, other, trial).padding, 0.5);
+  other.noise_cap += 0.01;
+  EXPECT_LT(plan_first_epochs(lengths, other, trial).padding, 0.5);
+}
+
 }  // namespace
 }  // namespace evenfeed

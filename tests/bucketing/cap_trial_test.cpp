@@ -110,6 +110,7 @@ TEST_F(LumpyTrial, KeepsTwiceTheCapWithTheNoiseChosenForIt) {
 // Planned through a runner (both caps at once, on two threads here), the trial keeps
 // the cap it keeps one plan at a time: where twice the cap wins, and where a tighter
 // pairs target keeps it from winning (the chosen cap's plan then made for nothing).
+// Both threads keep their figures in one cache (run under ThreadSanitizer too).
 TEST_F(LumpyTrial, KeepsTheSameCapWhenBothArePlannedAtOnce) {
   for (const double pairs_target : {given_.repeated_pairs_target, 0.02}) {
     BucketingOptions given = given_;
@@ -125,9 +126,14 @@ TEST_F(LumpyTrial, KeepsTheSameCapWhenBothArePlannedAtOnce) {
       b();
       other.join();
     };
-    const BucketingOptions at_once = trial_batch_cap(
-        lengths_, given, resolved, {.world_size = 8, .seed = 0, .run_both = on_two_threads});
+    const auto cache = std::make_shared<TrialFiguresCache>();
+    const BucketingOptions at_once =
+        trial_batch_cap(lengths_, given, resolved,
+                        {.world_size = 8, .seed = 0, .run_both = on_two_threads, .figures = cache});
     EXPECT_EQ(runs, 1);
+    EXPECT_TRUE(cache->find(resolved).has_value());
+    EXPECT_TRUE(
+        cache->find(with_cap(lengths_, given, resolved, 2 * resolved.max_batch_size)).has_value());
     EXPECT_EQ(at_once.max_batch_size, one_by_one.max_batch_size) << pairs_target;
     EXPECT_EQ(at_once.noise_cap, one_by_one.noise_cap) << pairs_target;
     if (pairs_target == given_.repeated_pairs_target)

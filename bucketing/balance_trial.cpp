@@ -29,6 +29,11 @@ std::vector<uint64_t> larger_caps(uint64_t cap, uint64_t ceiling) {
 
 }  // namespace
 
+double full_budget_steps(double total_cost, const BucketingOptions& options, uint32_t world_size) {
+  return total_cost /
+         (static_cast<double>(world_size) * options.cost.budget(options.tokens_per_rank));
+}
+
 double full_budget_steps(const LengthSource& lengths, const BucketingOptions& options,
                          uint32_t world_size) {
   const uint64_t cut =
@@ -36,7 +41,7 @@ double full_budget_steps(const LengthSource& lengths, const BucketingOptions& op
   double total = 0;
   for (uint64_t id = 0; id < lengths.size(); ++id)
     total += options.cost.per_sample(std::min(lengths.length(id), cut));
-  return total / (static_cast<double>(world_size) * options.cost.budget(options.tokens_per_rank));
+  return full_budget_steps(total, options, world_size);
 }
 
 bool misses_only_balance(const TrialFigures& f) {

@@ -44,11 +44,15 @@ namespace evenfeed {
 
 // An epoch whose samples' cost fills fewer steps than this at the full budget (W
 // budgets a step) has few steps: the samples that fill a rank alone decide each step's
-// balance. `evenfeed plan` says so where it is.
+// balance. `evenfeed plan` says so where it is: in the sweeps of BENCHMARKS.md ("How
+// much work an epoch holds"), every configuration with the automatic settings that
+// missed a target but one was below it.
 inline constexpr double kFewBudgetSteps = 8;
 
-// The steps `lengths` fill at the full budget of `options` for `world_size` ranks: their
-// cost, cut to the budget where the options truncate, over W budgets.
+// The fewest steps an epoch can take: its samples' cost `total_cost` (each cut to the
+// budget where the options truncate) over what one step holds, W budgets of `options`.
+double full_budget_steps(double total_cost, const BucketingOptions& options, uint32_t world_size);
+// The same, summing the cost of `lengths` as planned.
 double full_budget_steps(const LengthSource& lengths, const BucketingOptions& options,
                          uint32_t world_size);
 

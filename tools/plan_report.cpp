@@ -27,10 +27,6 @@
 namespace evenfeed::cli {
 namespace {
 
-// Below kFewBudgetSteps (balance_trial.h) full-budget steps of work per epoch the report
-// says the epoch is few steps: in the sweeps of BENCHMARKS.md ("How much work an epoch
-// holds"), every configuration with the automatic settings that missed a target but one
-// was below it.
 // The report's text names the bound above this: below, the data does not stand in the
 // way of level steps and the line would say nothing.
 constexpr double kBoundWorthSaying = 1.01;
@@ -164,16 +160,6 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
   return j;
 }
 
-// The fewest steps an epoch can take: its samples' cost (as planned, cut to the budget
-// when asked) over what one step holds, W budgets. Where it is small the few samples
-// dear enough to fill a rank alone decide every step's balance, and the sweeps in
-// BENCHMARKS.md missed their targets mostly there.
-double full_budget_steps(double total_cost, const PlanRequest& r) {
-  const CostModel& cost = r.bucketing_options.cost;
-  return total_cost /
-         (static_cast<double>(r.world_size) * cost.budget(r.bucketing_options.tokens_per_rank));
-}
-
 // The cap line where the balance trial raised the cap (balance_trial.h).
 std::string balance_trial_line(const nlohmann::json& c) {
   const uint64_t cap = c["max_batch_size"].get<uint64_t>();
@@ -248,8 +234,7 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"max_batch_size_given", cap_given},
                       {"max_batch_size_doubled_by_trial", doubled},
                       {"max_batch_size_raised_by_balance_trial", raised},
-                      {"max_batch_size_before_balance_trial",
-                       !raised || cap_before_raise == kNoBatchCap ? 0 : cap_before_raise},
+                      {"max_batch_size_before_balance_trial", raised ? cap_before_raise : 0},
                       {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
                       {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
                                                             : r.sampler_options.order.kind)},
@@ -258,7 +243,8 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
                       {"mean_length", mean},
                       {"truncated", measured_truncation(r) != UINT64_MAX}};
   if (r.bucketing) {
-    report["config"]["full_budget_steps"] = full_budget_steps(total_cost, r);
+    report["config"]["full_budget_steps"] =
+        full_budget_steps(total_cost, r.bucketing_options, r.world_size);
     // No plan that pads at most kPaddingTarget has every step below this max/mean
     // (imbalance_bound.h), under the cost in use; and the samples alone in any batch.
     report["config"]["worst_step_bound"] = bound.worst_step();

@@ -9,6 +9,7 @@
 #include "loader/dataset.h"
 #include "tools/commands.h"
 #include "tools/plan_report.h"
+#include "tools/plan_report_text.h"
 
 namespace evenfeed::cli {
 

@@ -1,7 +1,5 @@
 #include "tools/plan_report.h"
 
-#include <fmt/format.h>
-
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -26,10 +24,6 @@
 
 namespace evenfeed::cli {
 namespace {
-
-// The report's text names the bound above this: below, the data does not stand in the
-// way of level steps and the line would say nothing.
-constexpr double kBoundWorthSaying = 1.01;
 
 using Clock = std::chrono::steady_clock;
 
@@ -160,22 +154,6 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
   return j;
 }
 
-// The cap line where the balance trial raised the cap (balance_trial.h).
-std::string balance_trial_line(const nlohmann::json& c) {
-  const uint64_t cap = c["max_batch_size"].get<uint64_t>();
-  return fmt::format(
-      "{} (chosen by the balance trial: at most {} a batch planned the first two epochs over "
-      "the imbalance targets, in few steps, and this, tried after it, met every target; "
-      "--no-cap-trial keeps {})\n",
-      cap > 0 ? fmt::format("at most {} samples per batch", cap) : std::string("no sample cap"),
-      c["max_batch_size_before_balance_trial"].get<uint64_t>(),
-      c["max_batch_size_before_balance_trial"].get<uint64_t>());
-}
-
-std::string percent(const nlohmann::json& v) {
-  return fmt::format("{:.2f}%", 100 * v.get<double>());
-}
-
 }  // namespace
 
 nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& request) {
@@ -282,136 +260,6 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
     });
   }
   return report;
-}
-
-std::string plan_report_text(const nlohmann::json& report) {
-  const auto& c = report["config"];
-  std::string out = fmt::format(
-      "{} samples (mean length {:.1f}{}), world size {}, {} planner, {} tokens per rank, {} cost, "
-      "{} epoch(s), seed {}\n",
-      c["samples"].get<uint64_t>(), c["mean_length"].get<double>(),
-      c.value("truncated", false) ? ", cut to the budget" : "", c["world_size"].get<uint32_t>(),
-      c["planner"].get<std::string>(), c["tokens_per_rank"].get<uint64_t>(),
-      c["cost"].get<std::string>(), c["epochs"].get<uint32_t>(), c["seed"].get<uint64_t>());
-  const bool raised = c.value("max_batch_size_raised_by_balance_trial", false);
-  if (raised) {
-    out += balance_trial_line(c);
-  } else if (c["planner"] == "token-budget" && c["max_batch_size"].get<uint64_t>() > 0 &&
-             !c.value("chosen_by_fallback_trial", false)) {
-    const uint64_t given = c.value("max_batch_size_given", uint64_t{0});
-    std::string why;
-    if (c.value("max_batch_size_doubled_by_trial", false)) {
-      const uint64_t estimated = c["max_batch_size"].get<uint64_t>() / 2;
-      why = fmt::format(
-          " (chosen from the data: the estimate took {}, and twice it, tried on the first two "
-          "epochs, met every target and ran faster or met them where {} did not; "
-          "--no-cap-trial keeps {}, --pairs-target 0 keeps {})",
-          estimated, estimated, estimated, given == 0 ? "batches full" : "the cap given");
-    } else if (c.value("max_batch_size_automatic", false) && given == 0) {
-      why =
-          " (chosen from the data: full batches would batch too many of the same samples "
-          "together again; --pairs-target 0 keeps them full)";
-    } else if (c.value("max_batch_size_automatic", false)) {
-      why = fmt::format(
-          " (chosen under --max-batch-size {}: batches of up to {} would batch too many of the "
-          "same samples together again; --pairs-target 0 keeps the cap given)",
-          given, given);
-    }
-    out +=
-        fmt::format("at most {} samples per batch{}\n", c["max_batch_size"].get<uint64_t>(), why);
-  }
-  if (!raised && c.value("chosen_by_fallback_trial", false)) {
-    out += fmt::format(
-        "{}, noise cap {} (chosen by the fallback trial: no sample cap's estimate met the "
-        "pairs target, the estimate's choice planned the first two epochs over the padding "
-        "or pairs target, and this one, tried after it, met every target; "
-        "--no-fallback-trial keeps the estimate's)\n",
-        c["max_batch_size"].get<uint64_t>() > 0
-            ? fmt::format("at most {} samples per batch", c["max_batch_size"].get<uint64_t>())
-            : std::string("no sample cap"),
-        c["noise_cap"].get<double>());
-  }
-  if (c.contains("full_budget_steps")) {
-    const double steps = c["full_budget_steps"].get<double>();
-    out += fmt::format("the epoch's work fills {:.1f} steps at the full budget{}\n", steps,
-                       steps < kFewBudgetSteps
-                           ? " (few: the samples that fill a rank alone decide each step's "
-                             "balance; fewer --tokens-per-rank give more steps to level them)"
-                           : "");
-  }
-  if (c.contains("worst_step_bound") && c["worst_step_bound"].get<double>() > kBoundWorthSaying) {
-    const uint64_t alone = c["samples_alone"].get<uint64_t>();
-    out += fmt::format(
-        "the data bounds balance: any plan padding at most {:.0f}% has a step at max/mean {:.3f} "
-        "or more ({} cost; {})\n",
-        100 * c["worst_step_bound_padding"].get<double>(), c["worst_step_bound"].get<double>(),
-        c["cost"].get<std::string>(),
-        alone > 0
-            ? fmt::format("{} sample{} too dear to share a batch", alone, alone == 1 ? "" : "s")
-            : std::string("too little work for every rank"));
-  }
-  if (!c.value("mix_batches", true))
-    out +=
-        "batches kept as runs of like lengths (--no-mix: not dealt among the window's batches)\n";
-  std::vector<std::pair<std::string, const nlohmann::json*>> columns = {
-      {"evenfeed", &report["evenfeed"]}};
-  if (report.contains("torch_distributed_sampler")) {
-    columns.push_back({fmt::format("torch B={}", c["baseline_batch_size"].get<uint64_t>()),
-                       &report["torch_distributed_sampler"]});
-  }
-  if (report.contains("sorted_token_budget"))
-    columns.push_back({"sorted budget", &report["sorted_token_budget"]});
-  auto row = [&](const std::string& name, auto cell) {
-    out += fmt::format("{:<34}", name);
-    for (const auto& [title, j] : columns) out += fmt::format("{:>16}", cell(*j));
-    out += "\n";
-  };
-  row("", [&](const nlohmann::json& j) {
-    for (const auto& [title, p] : columns)
-      if (p == &j) return title;
-    return std::string();
-  });
-  row("steps per epoch", [](const nlohmann::json& j) { return j["steps_per_epoch"].dump(); });
-  row("padding waste", [](const nlohmann::json& j) { return percent(j["padding_waste"]); });
-  row("largest batch (padded tokens)",
-      [](const nlohmann::json& j) { return j["largest_batch_tokens"].dump(); });
-  for (const char* kind : {"linear", "quadratic"}) {
-    const std::string key = std::string("imbalance_") + kind;
-    row(fmt::format("rank imbalance {} mean", kind), [&](const nlohmann::json& j) {
-      return fmt::format("{:.3f}", j[key]["mean"].get<double>());
-    });
-    row(fmt::format("rank imbalance {} p99", kind), [&](const nlohmann::json& j) {
-      return fmt::format("{:.3f}", j[key]["p99"].get<double>());
-    });
-  }
-  for (const char* kind : {"linear", "quadratic"}) {
-    const std::string key = std::string("useful_share_") + kind;
-    row(fmt::format("useful share of rank-time {}", kind),
-        [&](const nlohmann::json& j) { return percent(j[key]); });
-  }
-  row("samples seen (epoch 0)",
-      [](const nlohmann::json& j) { return j["samples_seen_per_epoch"][0].dump(); });
-  row("dropped (all epochs)", [](const nlohmann::json& j) {
-    uint64_t total = 0;
-    for (const auto& v : j["dropped_per_epoch"]) total += v.get<uint64_t>();
-    return std::to_string(total);
-  });
-  row("duplicated (all epochs)", [](const nlohmann::json& j) {
-    uint64_t total = 0;
-    for (const auto& v : j["duplicated_per_epoch"]) total += v.get<uint64_t>();
-    return std::to_string(total);
-  });
-  row("lag-1 corr. of batch mean length", [](const nlohmann::json& j) {
-    return fmt::format("{:.3f}", j["lag1_batch_mean_length"].get<double>());
-  });
-  row("pairs batched together again", [](const nlohmann::json& j) {
-    return j["repeated_pair_share"].is_null() ? std::string("n/a")
-                                              : percent(j["repeated_pair_share"]);
-  });
-  row("planning time", [](const nlohmann::json& j) {
-    return fmt::format("{:.3f} s", j["plan_seconds"].get<double>());
-  });
-  return out;
 }
 
 std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path) {

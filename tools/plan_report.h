@@ -31,7 +31,6 @@ struct PlanRequest {
 };
 
 nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& request);
-std::string plan_report_text(const nlohmann::json& report);
 
 // One positive integer per line; throws Error naming the line of a bad value.
 std::vector<uint64_t> read_lengths_file(const std::filesystem::path& path);

@@ -156,90 +156,118 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
 
 }  // namespace
 
-nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& request) {
-  EVENFEED_CHECK(request.epochs > 0, "--epochs must be at least 1");
-  EVENFEED_CHECK(!request.resume_world_size || *request.resume_world_size > 0,
-                 "--resume-world-size must be at least 1");
-  PlanRequest r = request;  // automatic options resolved once for every epoch's planner
-  // Settled as the trainer settles them at the start of a run (settle_batching.h).
+namespace {
+
+// How the automatic options were settled (settle_batching.h), for the report.
+struct Settled {
   bool doubled = false, fallback_kept = false, raised = false;
   uint64_t cap_before_raise = 0;
-  if (r.bucketing) {
-    const SettledBatching settled = settle_batching(
-        lengths, request.bucketing_options,
-        {.world_size = r.world_size, .seed = r.seed, .run_both = [](const auto& a, const auto& b) {
-           tbb::parallel_invoke(a, b);
-         }});
-    r.bucketing_options = settled.options;
-    doubled = settled.doubled_by_cap_trial;
-    fallback_kept = settled.kept_by_fallback_trial;
-    raised = settled.raised_by_balance_trial;
-    cap_before_raise = settled.cap_before_balance_trial;
-  }
-  // The mean as planned: after truncation, when samples are cut to the budget. The
-  // fixed-batch baseline's batch size comes from it.
-  const TruncatedLengths measured(lengths, measured_truncation(r));
+};
+
+// `request` with its automatic options resolved once for every epoch's planner, as the
+// trainer settles them at the start of a run.
+PlanRequest settle(const LengthSource& lengths, const PlanRequest& request, Settled& how) {
+  PlanRequest r = request;
+  if (!r.bucketing) return r;
+  const SettledBatching settled = settle_batching(
+      lengths, request.bucketing_options,
+      {.world_size = r.world_size, .seed = r.seed, .run_both = [](const auto& a, const auto& b) {
+         tbb::parallel_invoke(a, b);
+       }});
+  r.bucketing_options = settled.options;
+  how = {.doubled = settled.doubled_by_cap_trial,
+         .fallback_kept = settled.kept_by_fallback_trial,
+         .raised = settled.raised_by_balance_trial,
+         .cap_before_raise = settled.cap_before_balance_trial};
+  return r;
+}
+
+// One pass over the lengths as planned (after truncation): their mean, their total cost
+// and the data's bound on the worst step.
+struct LengthFigures {
   double mean = 0, total_cost = 0;
+  double worst_step_bound = 1;
+  uint64_t samples_alone = 0;
+};
+
+LengthFigures length_figures(const LengthSource& measured, const PlanRequest& r,
+                             uint64_t cap_given) {
+  const BucketingOptions& b = r.bucketing_options;
   ImbalanceBound bound({.world_size = r.world_size,
-                        .tokens_per_rank = r.bucketing_options.tokens_per_rank,
-                        .cost = r.bucketing_options.cost,
-                        .max_batch_tokens = r.bucketing_options.max_batch_tokens,
-                        .max_batch_size = request.bucketing_options.max_batch_size,
+                        .tokens_per_rank = b.tokens_per_rank,
+                        .cost = b.cost,
+                        .max_batch_tokens = b.max_batch_tokens,
+                        .max_batch_size = cap_given,
                         .padding_share = kPaddingTarget});
+  LengthFigures f;
   for (uint64_t id = 0; id < measured.size(); ++id) {
     const uint64_t length = measured.length(id);
-    mean += static_cast<double>(length);
-    total_cost += r.bucketing_options.cost.per_sample(length);
+    f.mean += static_cast<double>(length);
+    f.total_cost += b.cost.per_sample(length);
     if (r.bucketing) bound.add(length);
   }
-  mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
+  f.mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
+  f.worst_step_bound = bound.worst_step();
+  f.samples_alone = bound.lumps();
+  return f;
+}
+
+// What was planned and how its settings were chosen.
+nlohmann::json config_of(const LengthSource& lengths, const PlanRequest& r,
+                         const PlanRequest& request, const Settled& how,
+                         const LengthFigures& figures) {
   const uint64_t cap = r.bucketing_options.max_batch_size;  // kNoBatchCap: reported as 0
   // Chosen from the data: with no cap given, or one below the cap given (a ceiling).
   const uint64_t cap_given = request.bucketing_options.max_batch_size;
   const bool cap_chosen = r.bucketing && (cap_given == 0 || cap != cap_given);
-  nlohmann::json report;
-  report["config"] = {{"samples", lengths.size()},
-                      {"world_size", r.world_size},
-                      {"planner", r.bucketing ? "token-budget" : "fixed-batch"},
-                      {"tokens_per_rank", r.bucketing_options.tokens_per_rank},
-                      {"cost", cost_kind_name(r.bucketing_options.cost.kind)},
-                      {"quadratic_a", r.bucketing_options.cost.a},
-                      {"window", r.bucketing_options.window},
-                      {"noise_cap", r.bucketing_options.noise_cap},
-                      {"chosen_by_fallback_trial", fallback_kept},
-                      {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
-                      {"max_batch_size_automatic", cap_chosen},
-                      {"max_batch_size_given", cap_given},
-                      {"max_batch_size_doubled_by_trial", doubled},
-                      {"max_batch_size_raised_by_balance_trial", raised},
-                      {"max_batch_size_before_balance_trial", raised ? cap_before_raise : 0},
-                      {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
-                      {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
-                                                            : r.sampler_options.order.kind)},
-                      {"seed", r.seed},
-                      {"epochs", r.epochs},
-                      {"mean_length", mean},
-                      {"truncated", measured_truncation(r) != UINT64_MAX}};
+  nlohmann::json c = {
+      {"samples", lengths.size()},
+      {"world_size", r.world_size},
+      {"planner", r.bucketing ? "token-budget" : "fixed-batch"},
+      {"tokens_per_rank", r.bucketing_options.tokens_per_rank},
+      {"cost", cost_kind_name(r.bucketing_options.cost.kind)},
+      {"quadratic_a", r.bucketing_options.cost.a},
+      {"window", r.bucketing_options.window},
+      {"noise_cap", r.bucketing_options.noise_cap},
+      {"chosen_by_fallback_trial", how.fallback_kept},
+      {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
+      {"max_batch_size_automatic", cap_chosen},
+      {"max_batch_size_given", cap_given},
+      {"max_batch_size_doubled_by_trial", how.doubled},
+      {"max_batch_size_raised_by_balance_trial", how.raised},
+      {"max_batch_size_before_balance_trial", how.raised ? how.cap_before_raise : 0},
+      {"max_batch_tokens", r.bucketing_options.max_batch_tokens},
+      {"order", order_kind_name(r.bucketing ? r.bucketing_options.order.kind
+                                            : r.sampler_options.order.kind)},
+      {"seed", r.seed},
+      {"epochs", r.epochs},
+      {"mean_length", figures.mean},
+      {"truncated", measured_truncation(r) != UINT64_MAX}};
   if (r.bucketing) {
-    report["config"]["full_budget_steps"] =
-        full_budget_steps(total_cost, r.bucketing_options, r.world_size);
+    c["full_budget_steps"] =
+        full_budget_steps(figures.total_cost, r.bucketing_options, r.world_size);
     // No plan that pads at most kPaddingTarget has every step below this max/mean
     // (imbalance_bound.h), under the cost in use; and the samples alone in any batch.
-    report["config"]["worst_step_bound"] = bound.worst_step();
-    report["config"]["worst_step_bound_padding"] = kPaddingTarget;
-    report["config"]["samples_alone"] = bound.lumps();
-    report["config"]["mix_batches"] = r.bucketing_options.mix_batches;
+    c["worst_step_bound"] = figures.worst_step_bound;
+    c["worst_step_bound_padding"] = kPaddingTarget;
+    c["samples_alone"] = figures.samples_alone;
+    c["mix_batches"] = r.bucketing_options.mix_batches;
     // Whether each epoch's deal steered away from the previous epoch's batch mates.
-    report["config"]["fresh_mates"] = steers_from_previous_mates(r.bucketing_options, lengths);
-    report["config"]["padding_guard"] = r.bucketing_options.padding_guard;
+    c["fresh_mates"] = steers_from_previous_mates(r.bucketing_options, lengths);
+    c["padding_guard"] = r.bucketing_options.padding_guard;
   }
   if (r.resume_at_step) {
-    report["config"]["resume_at_step"] = *r.resume_at_step;
-    report["config"]["resume_world_size"] = r.resume_world_size.value_or(r.world_size);
+    c["resume_at_step"] = *r.resume_at_step;
+    c["resume_world_size"] = r.resume_world_size.value_or(r.world_size);
   }
-  report["evenfeed"] = plan_ours(lengths, measured, r);
+  return c;
+}
 
-  if (!r.baselines) return report;
+// The baselines planned over the same lengths, in the same run: a PyTorch
+// DistributedSampler-style fixed batch (its size from the budget over the mean length,
+// unless given) and, for token budgets, a sorted token-budget planner.
+void add_baselines(nlohmann::json& report, const LengthSource& lengths,
+                   const LengthSource& measured, const PlanRequest& r, double mean) {
   const uint64_t batch =
       !r.bucketing ? r.sampler_options.batch_size
       : r.baseline_batch_size > 0
@@ -251,14 +279,32 @@ nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& r
   report["torch_distributed_sampler"] = plan_baseline(measured, r, [&](uint32_t epoch) {
     return std::make_unique<TorchStylePlanner>(lengths.size(), r.world_size, batch, r.seed, epoch);
   });
-  if (r.bucketing) {
-    // It drops samples longer than the budget (as fairseq filters them), unless they are
-    // cut to it for every planner.
-    report["sorted_token_budget"] = plan_baseline(measured, r, [&](uint32_t epoch) {
-      return std::make_unique<SortedBudgetPlanner>(measured, r.bucketing_options.tokens_per_rank,
-                                                   r.world_size, r.seed, epoch);
-    });
-  }
+  if (!r.bucketing) return;
+  // It drops samples longer than the budget (as fairseq filters them), unless they are
+  // cut to it for every planner.
+  report["sorted_token_budget"] = plan_baseline(measured, r, [&](uint32_t epoch) {
+    return std::make_unique<SortedBudgetPlanner>(measured, r.bucketing_options.tokens_per_rank,
+                                                 r.world_size, r.seed, epoch);
+  });
+}
+
+}  // namespace
+
+nlohmann::json run_plan_report(const LengthSource& lengths, const PlanRequest& request) {
+  EVENFEED_CHECK(request.epochs > 0, "--epochs must be at least 1");
+  EVENFEED_CHECK(!request.resume_world_size || *request.resume_world_size > 0,
+                 "--resume-world-size must be at least 1");
+  Settled how;
+  const PlanRequest r = settle(lengths, request, how);
+  // The mean as planned: after truncation, when samples are cut to the budget. The
+  // fixed-batch baseline's batch size comes from it.
+  const TruncatedLengths measured(lengths, measured_truncation(r));
+  const LengthFigures figures =
+      length_figures(measured, r, request.bucketing_options.max_batch_size);
+  nlohmann::json report;
+  report["config"] = config_of(lengths, r, request, how, figures);
+  report["evenfeed"] = plan_ours(lengths, measured, r);
+  if (r.baselines) add_baselines(report, lengths, measured, r, figures.mean);
   return report;
 }
 

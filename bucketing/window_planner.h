@@ -215,9 +215,17 @@ class WindowPlanner {
   struct FinishWay;  // how finish() makes a window's end; finish_level tries several
   void finish(Work& work, const FinishWay& way) const;
   std::vector<Planned> finish_level(Work work) const;
+  std::vector<FinishWay> other_finish_ways(const Work& work) const;
   struct StepsLevel {
     double worst = 1, mean = 0;  // max/mean of the worst step; mean over steps
   };
+  struct EndTried {  // a window's end made one way: how level, how long, how many steps
+    StepsLevel level;
+    double time = 0;
+    size_t steps = 0;
+  };
+  static bool better_end(const FinishWay& way, const EndTried& end, const EndTried& best,
+                         double fastest);
   StepsLevel level_of(const std::vector<Planned>& steps) const;
   void keep_more_level_regrouped(std::vector<Planned>& planned, const StepsLevel& level) const;
   void keep_more_level_tighter(std::vector<Planned>& planned, const StepsLevel& level) const;

@@ -422,16 +422,10 @@ static constexpr double kQuickerShare = 0.02;
 static constexpr double kWorstSlack = 0.005;
 static constexpr double kMeanSlack = 0.002;
 
-std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const {
-  auto finished = [this](Work w, const FinishWay& way) {
-    finish(w, way);
-    for (Planned& p : w.apart) w.planned.push_back(std::move(p));
-    level_by_swaps(w.planned);
-    return std::move(w.planned);
-  };
-  std::vector<Planned> best = finished(work, {});
-  StepsLevel best_level = level_of(best);
-  if (best_level.worst <= kLevelEnough) return best;
+// The other ways to make `work`'s end, besides the plain one, that apply to it: the
+// lumps placed in runs, the capped samples rejoining or merged, partners cut to measure
+// each way, the unmatched lumps dealt evenly, and the awkward band as lumps last.
+std::vector<WindowPlanner::FinishWay> WindowPlanner::other_finish_ways(const Work& work) const {
   std::vector<FinishWay> others;
   // Appends, for each of others[first...] that cuts partners to measure, the same way
   // with each of kPieceCuts.
@@ -486,33 +480,50 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
         {.singletons_as_lumps = true, .awkward_as_lumps = true, .partners_to_measure = true});
     with_piece_cuts(others, first);
   }
+  return others;
+}
+
+// Whether an end made `way`, `level` and taking `time`, displaces the best so far.
+// The awkward band alone costs steps of its own: an end made that way is kept only
+// where it is also as quick as every end tried (`fastest`, the sum of each step's
+// dearest batch) and has no more steps than the best so far. With an extra step it
+// looked quicker window by window but made the plan slower (1.8 million sentences, 64
+// ranks, 16,384 tokens: 14 -> 16 steps an epoch, useful share 98.03% -> 97.34%); kept
+// for a level worst step beside a quicker end less level by 0.001, it won over the
+// window's quieter plan, 7% quicker (Debian changelog entries, 32,768 tokens, seed 1:
+// useful share 93.41% -> 90.24%).
+bool WindowPlanner::better_end(const FinishWay& way, const EndTried& end, const EndTried& best,
+                               double fastest) {
+  const bool quicker =
+      !way.awkward_as_lumps && quicker_nearly_as_level(end.time, end.level, best.time, best.level);
+  const bool more_level_as_quick =
+      more_level(end.level, best.level) &&
+      (!way.awkward_as_lumps || (end.time <= fastest && end.steps <= best.steps)) &&
+      (!way.deal_lumps || end.time <= (1 + kSpreadTimeShare) * best.time);
+  return quicker || more_level_as_quick;
+}
+
+std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const {
+  auto finished = [this](Work w, const FinishWay& way) {
+    finish(w, way);
+    for (Planned& p : w.apart) w.planned.push_back(std::move(p));
+    level_by_swaps(w.planned);
+    return std::move(w.planned);
+  };
+  std::vector<Planned> best = finished(work, {});
+  EndTried best_end{level_of(best), duration(best), best.size()};
+  if (best_end.level.worst <= kLevelEnough) return best;
   const double most_padding = std::max(padding_share(best), options_.padding_guard);
-  double best_time = duration(best), fastest = best_time;
-  for (const FinishWay& way : others) {
+  double fastest = best_end.time;
+  for (const FinishWay& way : other_finish_ways(work)) {
     std::vector<Planned> steps = finished(work, way);
     if (way.capped_rejoin && padding_share(steps) > most_padding) continue;
-    const StepsLevel level = level_of(steps);
-    // The awkward band alone costs steps of its own: an end made that way is kept only
-    // where it is also as quick as every end tried (the sum of each step's dearest
-    // batch) and has no more steps than the best so far. With an extra step it looked
-    // quicker window by window but made the plan slower (1.8 million sentences, 64
-    // ranks, 16,384 tokens: 14 -> 16 steps an epoch, useful share 98.03% -> 97.34%);
-    // kept for a level worst step beside a quicker end less level by 0.001, it won
-    // over the window's quieter plan, 7% quicker (Debian changelog entries, 32,768
-    // tokens, seed 1: useful share 93.41% -> 90.24%).
-    const double time = duration(steps);
-    const bool quicker =
-        !way.awkward_as_lumps && quicker_nearly_as_level(time, level, best_time, best_level);
-    const bool more_level_as_quick =
-        more_level(level, best_level) &&
-        (!way.awkward_as_lumps || (time <= fastest && steps.size() <= best.size())) &&
-        (!way.deal_lumps || time <= (1 + kSpreadTimeShare) * best_time);
-    const bool better = quicker || more_level_as_quick;
-    fastest = std::min(fastest, time);
+    const EndTried end{level_of(steps), duration(steps), steps.size()};
+    const bool better = better_end(way, end, best_end, fastest);
+    fastest = std::min(fastest, end.time);
     if (better) {
       best = std::move(steps);
-      best_level = level;
-      best_time = time;
+      best_end = end;
     }
   }
   return best;

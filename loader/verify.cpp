@@ -120,55 +120,59 @@ void scan_damaged_shard(const Dataset& dataset, uint32_t shard, bool decode,
   }
 }
 
-}  // namespace
+enum class ShardState { kHealthy, kDamaged, kUnreadable };
 
-VerifyReport verify_dataset(const std::filesystem::path& dir, const VerifyOptions& options) {
-  Dataset dataset(dir);
+// What the whole-file checks found of each shard, and the problem line of each that is
+// not healthy.
+struct ShardChecks {
+  std::vector<ShardState> state;
+  std::vector<std::string> problem;
+};
+
+// 1. Whole files against the manifest: the index's checksum, each shard's size,
+// checksum and record count.
+ShardChecks check_files(const Dataset& dataset, const std::filesystem::path& dir,
+                        tbb::task_arena& arena, VerifyReport& report) {
   const Manifest& m = dataset.manifest();
-  VerifyReport report;
-  report.num_samples = m.num_samples;
-  const int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
-  tbb::task_arena arena(threads);
-
-  // 1. Whole files against the manifest.
-  const auto index_path = dir / m.index.file;
-  if (file_checksum64(index_path) != m.index.checksum) {
+  if (file_checksum64(dir / m.index.file) != m.index.checksum) {
     report.file_problems.push_back(
         fmt::format("{}: checksum mismatch (the index was changed)", m.index.file));
   }
-  enum class ShardState { kHealthy, kDamaged, kUnreadable };
-  std::vector<ShardState> state(m.shards.size(), ShardState::kHealthy);
-  std::vector<std::string> shard_problem(m.shards.size());
+  ShardChecks checks{std::vector<ShardState>(m.shards.size(), ShardState::kHealthy),
+                     std::vector<std::string>(m.shards.size())};
   arena.execute([&] {
     tbb::parallel_for(size_t{0}, m.shards.size(), [&](size_t s) {
       const ShardEntry& e = m.shards[s];
       try {
         const ShardReader& reader = dataset.shard(static_cast<uint32_t>(s));  // checks the size
         if (file_checksum64(dir / e.file) != e.checksum) {
-          state[s] = ShardState::kDamaged;
-          shard_problem[s] =
+          checks.state[s] = ShardState::kDamaged;
+          checks.problem[s] =
               fmt::format("{}: checksum mismatch (the file was changed or damaged)", e.file);
         } else if (reader.entries() != e.count) {
-          state[s] = ShardState::kDamaged;
-          shard_problem[s] = fmt::format("{}: holds {} records but the manifest says {}", e.file,
-                                         reader.entries(), e.count);
+          checks.state[s] = ShardState::kDamaged;
+          checks.problem[s] = fmt::format("{}: holds {} records but the manifest says {}", e.file,
+                                          reader.entries(), e.count);
         }
       } catch (const Error& err) {
-        state[s] = ShardState::kUnreadable;
-        shard_problem[s] = err.what();
+        checks.state[s] = ShardState::kUnreadable;
+        checks.problem[s] = err.what();
       }
     });
   });
+  return checks;
+}
 
-  // 2. Every record of the healthy shards, in parallel.
+// 2. Every record of the healthy shards, in parallel, each thread with its own checker.
+void check_records(const Dataset& dataset, const std::vector<ShardState>& state, bool decode,
+                   tbb::task_arena& arena, VerifyReport& report) {
   std::mutex mutex;
   tbb::enumerable_thread_specific<std::unique_ptr<SampleChecker>> checkers;
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, m.num_samples, 256),
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, dataset.manifest().num_samples, 256),
                       [&](const tbb::blocked_range<uint64_t>& r) {
                         auto& checker = checkers.local();
-                        if (!checker)
-                          checker = std::make_unique<SampleChecker>(dataset, options.decode);
+                        if (!checker) checker = std::make_unique<SampleChecker>(dataset, decode);
                         for (uint64_t id = r.begin(); id < r.end(); ++id) {
                           if (state[dataset.shard_of(id)] != ShardState::kHealthy) continue;
                           if (auto problem = checker->check(id)) {
@@ -178,24 +182,40 @@ VerifyReport verify_dataset(const std::filesystem::path& dir, const VerifyOption
                         }
                       });
   });
-  checkers.clear();
+}
 
-  // 3. Damaged shards one by one, each in a child process; unreadable ones whole.
+// 3. Damaged shards one by one, each in a child process; unreadable ones whole.
+void check_unhealthy_shards(const Dataset& dataset, const ShardChecks& checks, bool decode,
+                            VerifyReport& report) {
+  const Manifest& m = dataset.manifest();
   for (size_t s = 0; s < m.shards.size(); ++s) {
-    if (state[s] == ShardState::kHealthy) continue;
-    report.file_problems.push_back(shard_problem[s]);
+    if (checks.state[s] == ShardState::kHealthy) continue;
+    report.file_problems.push_back(checks.problem[s]);
     const ShardEntry& e = m.shards[s];
-    if (state[s] == ShardState::kDamaged) {
-      scan_damaged_shard(dataset, static_cast<uint32_t>(s), options.decode, report.bad_samples);
+    if (checks.state[s] == ShardState::kDamaged) {
+      scan_damaged_shard(dataset, static_cast<uint32_t>(s), decode, report.bad_samples);
     } else {
       for (uint64_t id = e.first_id; id < e.first_id + e.count; ++id) {
         report.bad_samples.push_back(bad(dataset, id, "unreadable: its shard cannot be opened"));
       }
     }
   }
+}
+
+}  // namespace
+
+VerifyReport verify_dataset(const std::filesystem::path& dir, const VerifyOptions& options) {
+  Dataset dataset(dir);
+  VerifyReport report;
+  report.num_samples = dataset.manifest().num_samples;
+  const int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
+  tbb::task_arena arena(threads);
+  const ShardChecks checks = check_files(dataset, dir, arena, report);
+  check_records(dataset, checks.state, options.decode, arena, report);
+  check_unhealthy_shards(dataset, checks, options.decode, report);
   std::sort(report.bad_samples.begin(), report.bad_samples.end(),
             [](const BadSample& a, const BadSample& b) { return a.id < b.id; });
-  report.samples_checked = m.num_samples;
+  report.samples_checked = report.num_samples;
   return report;
 }
 

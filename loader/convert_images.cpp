@@ -61,6 +61,81 @@ std::optional<std::string> jpeg_bytes_of(const ImageInput& input, const ConvertO
   return std::nullopt;
 }
 
+// Makes each input's record, on any thread: its JPEG bytes, checked and, as the options
+// ask, rewritten; counts the rewrites for the report.
+class ImagePreparer {
+ public:
+  ImagePreparer(const ImageSources& sources, const ConvertOptions& options)
+      : sources_(sources), options_(options) {}
+
+  std::optional<std::string> operator()(uint64_t i, PreparedSample& sample) {
+    ImageScratch& s = scratch_.local();
+    const ImageInput& input = sources_.inputs[i];
+    std::span<const std::byte> jpeg;
+    if (auto problem = jpeg_bytes_of(input, options_, s, jpeg)) return problem;
+    // A Motion-JPEG frame gets the standard Huffman tables it leaves out written in,
+    // so it is stored as a JPEG that every decoder reads alike.
+    if (add_default_huffman_tables(jpeg, s.with_tables)) {
+      jpeg = s.with_tables;
+      ++tables_added;
+    }
+    JpegInfo info;
+    if (auto problem = probe_jpeg(s.decompressor, jpeg, false, info, s.pixels)) return problem;
+    if (auto problem = check_or_rewrite(s, info, jpeg)) return problem;
+    const uint64_t length = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+    encode_record(RecordKind::kJpeg, input.label, length, jpeg, sample.record);
+    sample.entry = {length, input.label, static_cast<uint32_t>(info.width),
+                    static_cast<uint32_t>(info.height)};
+    return std::nullopt;
+  }
+
+  std::atomic<uint64_t> rewritten{0}, restarted{0}, tables_added{0};
+
+ private:
+  // Rewritten losslessly: with restart markers (unless a progressive file is kept as it
+  // is), or as baseline for a progressive file. The rewrite entropy-decodes every
+  // coefficient and treats libjpeg's warnings as damage, so it checks what the decode
+  // check would; other files get the decode check itself.
+  std::optional<std::string> check_or_rewrite(ImageScratch& s, JpegInfo& info,
+                                              std::span<const std::byte>& jpeg) {
+    const bool kept_progressive = info.progressive && !options_.baseline;
+    const bool rewrite = !kept_progressive && (options_.restart_markers || info.progressive);
+    if (!rewrite) {
+      if (!options_.check_decode) return std::nullopt;
+      return probe_jpeg(s.decompressor, jpeg, true, info, s.pixels);
+    }
+    if (!s.transcoder) s.transcoder = std::make_unique<JpegTranscoder>();
+    // With --no-check-decode (which asks to let damaged data in) a file whose rewrite
+    // finds damage is stored as it is, for the loader's bad-record policy to meet.
+    if (auto problem = s.transcoder->rewrite(jpeg, options_.restart_markers, s.transcoded)) {
+      if (options_.check_decode) return problem;
+      return std::nullopt;
+    }
+    jpeg = s.transcoded;
+    if (options_.restart_markers) ++restarted;
+    if (info.progressive) ++rewritten;
+    return std::nullopt;
+  }
+
+  const ImageSources& sources_;
+  const ConvertOptions& options_;
+  tbb::enumerable_thread_specific<ImageScratch> scratch_;
+};
+
+DatasetWriterOptions writer_options_for(const ImageSources& sources,
+                                        const std::filesystem::path& src,
+                                        const ConvertOptions& options) {
+  DatasetWriterOptions w;
+  w.kind = DatasetKind::kImage;
+  w.classes = sources.classes;
+  w.source_path = std::filesystem::absolute(src).string();
+  w.source_format = sources.format;
+  w.samples_per_shard =
+      samples_per_shard(sources.inputs.size(), sources.total_bytes, options.shards);
+  w.replace_existing = options.force;
+  return w;
+}
+
 }  // namespace
 
 ConvertReport convert_images(const std::filesystem::path& src, const std::filesystem::path& out,
@@ -74,66 +149,16 @@ ConvertReport convert_images(const std::filesystem::path& src, const std::filesy
   report.kind = "image";
   report.source_format = sources.format;
   report.warnings = sources.warnings;
-
-  DatasetWriterOptions writer_options;
-  writer_options.kind = DatasetKind::kImage;
-  writer_options.classes = sources.classes;
-  writer_options.source_path = std::filesystem::absolute(src).string();
-  writer_options.source_format = sources.format;
-  writer_options.samples_per_shard =
-      samples_per_shard(sources.inputs.size(), sources.total_bytes, options.shards);
-  writer_options.replace_existing = options.force;
-  DatasetWriter writer(out, writer_options);
-
-  tbb::enumerable_thread_specific<ImageScratch> scratch;
-  std::atomic<uint64_t> rewritten{0}, restarted{0}, tables_added{0};
-  auto prepare = [&](uint64_t i, PreparedSample& sample) -> std::optional<std::string> {
-    ImageScratch& s = scratch.local();
-    const ImageInput& input = sources.inputs[i];
-    std::span<const std::byte> jpeg;
-    if (auto problem = jpeg_bytes_of(input, options, s, jpeg)) return problem;
-    // A Motion-JPEG frame gets the standard Huffman tables it leaves out written in,
-    // so it is stored as a JPEG that every decoder reads alike.
-    if (add_default_huffman_tables(jpeg, s.with_tables)) {
-      jpeg = s.with_tables;
-      ++tables_added;
-    }
-    JpegInfo info;
-    if (auto problem = probe_jpeg(s.decompressor, jpeg, false, info, s.pixels)) return problem;
-    // Rewritten losslessly: with restart markers (unless a progressive file is kept
-    // as it is), or as baseline for a progressive file.
-    const bool kept_progressive = info.progressive && !options.baseline;
-    const bool rewrite = !kept_progressive && (options.restart_markers || info.progressive);
-    // The rewrite entropy-decodes every coefficient and treats libjpeg's warnings as
-    // damage, so it checks what the decode check would; other files get the decode
-    // check itself.
-    if (options.check_decode && !rewrite) {
-      if (auto problem = probe_jpeg(s.decompressor, jpeg, true, info, s.pixels)) return problem;
-    }
-    if (rewrite) {
-      if (!s.transcoder) s.transcoder = std::make_unique<JpegTranscoder>();
-      // With --no-check-decode (which asks to let damaged data in) a file whose rewrite
-      // finds damage is stored as it is, for the loader's bad-record policy to meet.
-      if (auto problem = s.transcoder->rewrite(jpeg, options.restart_markers, s.transcoded)) {
-        if (options.check_decode) return problem;
-      } else {
-        jpeg = s.transcoded;
-        if (options.restart_markers) ++restarted;
-        if (info.progressive) ++rewritten;
-      }
-    }
-    const uint64_t length = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
-    encode_record(RecordKind::kJpeg, input.label, length, jpeg, sample.record);
-    sample.entry = {length, input.label, static_cast<uint32_t>(info.width),
-                    static_cast<uint32_t>(info.height)};
-    return std::nullopt;
-  };
+  DatasetWriter writer(out, writer_options_for(sources, src, options));
+  ImagePreparer prepare(sources, options);
   auto source_name = [&](uint64_t i) { return sources.inputs[i].source; };
-  run_conversion(sources.inputs.size(), prepare, source_name, writer, options, report);
+  run_conversion(
+      sources.inputs.size(), [&](uint64_t i, PreparedSample& sample) { return prepare(i, sample); },
+      source_name, writer, options, report);
   commit_conversion(writer, src, "inputs", start, report);
-  report.rewritten_as_baseline = rewritten;
-  report.with_restart_markers = restarted;
-  report.with_default_huffman_tables = tables_added;
+  report.rewritten_as_baseline = prepare.rewritten;
+  report.with_restart_markers = prepare.restarted;
+  report.with_default_huffman_tables = prepare.tables_added;
   return report;
 }
 

@@ -15,6 +15,37 @@ namespace {
 // The DCT scale denominators with SIMD IDCTs, coarsest first.
 constexpr int kDenominators[] = {8, 4, 2, 1};
 
+// Adobe CMYK/YCCK JPEGs store inverted inks, so R = C * K / 255 and so on: `rows` rows
+// of `width` 4-byte pixels, `stride` bytes apart, turned to RGBX in place.
+void adobe_cmyk_to_rgbx(uint8_t* pixels, size_t stride, size_t width, int rows) {
+  for (int r = 0; r < rows; ++r) {
+    uint8_t* p = pixels + stride * static_cast<size_t>(r);
+    for (size_t k = 0; k < width; ++k, p += 4) {
+      const unsigned key = p[3];
+      p[0] = static_cast<uint8_t>(p[0] * key / 255);
+      p[1] = static_cast<uint8_t>(p[1] * key / 255);
+      p[2] = static_cast<uint8_t>(p[2] * key / 255);
+      p[3] = 255;
+    }
+  }
+}
+
+// Reads the next `rows` output rows of `c` into `buffer`, `stride` bytes apart. All of
+// them in one call, so libjpeg writes each row group straight into place instead of
+// through its spare row buffer (3-4% of decode time). A libjpeg error longjmps out, to
+// the caller's setjmp.
+void read_rows(jpeg_decompress_struct& c, std::vector<uint8_t>& buffer,
+               std::vector<JSAMPROW>& pointers, size_t stride, int rows) {
+  if (buffer.size() < stride * static_cast<size_t>(rows))
+    buffer.resize(stride * static_cast<size_t>(rows));
+  if (pointers.size() < static_cast<size_t>(rows)) pointers.resize(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) pointers[r] = buffer.data() + stride * static_cast<size_t>(r);
+  for (int r = 0; r < rows;) {
+    const auto left = static_cast<JDIMENSION>(rows - r);
+    r += static_cast<int>(jpeg_read_scanlines(&c, pointers.data() + r, left));
+  }
+}
+
 }  // namespace
 
 int dct_denominator(const CropBox& crop, int out_width, int out_height) {
@@ -114,29 +145,8 @@ std::optional<std::string> JpegRegionDecoder::decode_whole(std::span<const std::
   if (y0 > 0) jpeg_skip_scanlines(&c, static_cast<JDIMENSION>(y0));
   const size_t stride = static_cast<size_t>(c.output_width) * 4;
   const int rows = y1 - y0;
-  if (s.buffer.size() < stride * static_cast<size_t>(rows))
-    s.buffer.resize(stride * static_cast<size_t>(rows));
-  // All of the region's rows in one call, so libjpeg writes each row group straight
-  // into place instead of through its spare row buffer (3-4% of decode time).
-  if (s.rows.size() < static_cast<size_t>(rows)) s.rows.resize(static_cast<size_t>(rows));
-  for (int r = 0; r < rows; ++r) s.rows[r] = s.buffer.data() + stride * static_cast<size_t>(r);
-  for (int r = 0; r < rows;) {
-    const auto left = static_cast<JDIMENSION>(rows - r);
-    r += static_cast<int>(jpeg_read_scanlines(&c, s.rows.data() + r, left));
-  }
-  if (cmyk) {
-    // Adobe CMYK/YCCK JPEGs store inverted inks, so R = C * K / 255 and so on.
-    for (int r = 0; r < rows; ++r) {
-      uint8_t* p = s.buffer.data() + stride * static_cast<size_t>(r);
-      for (size_t k = 0; k < c.output_width; ++k, p += 4) {
-        const unsigned key = p[3];
-        p[0] = static_cast<uint8_t>(p[0] * key / 255);
-        p[1] = static_cast<uint8_t>(p[1] * key / 255);
-        p[2] = static_cast<uint8_t>(p[2] * key / 255);
-        p[3] = 255;
-      }
-    }
-  }
+  read_rows(c, s.buffer, s.rows, stride, rows);
+  if (cmyk) adobe_cmyk_to_rgbx(s.buffer.data(), stride, c.output_width, rows);
   // Stop here: the rows below the crop are never decoded.
   jpeg_abort_decompress(&c);
   region.pixels = s.buffer.data();

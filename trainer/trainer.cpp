@@ -269,7 +269,13 @@ class Run {
   void start_or_resume(std::optional<Checkpoint> resumed);
   bool train_epoch(uint32_t epoch, PlanState state,
                    const std::function<void(const TrainProgress&)>& on_step);
+  BucketOptions bucket_options_for(size_t gradients) const;
   Exchange run_micro_steps(uint64_t count, RankStep& timing, GradBuckets& buckets);
+  void record_step(uint32_t epoch, RankStep timing, const Exchange& mine,
+                   const std::vector<Exchange>& all, const Exchange& global, double lr,
+                   const std::function<void(const TrainProgress&)>& on_step);
+  bool checkpoint_or_stop(uint32_t epoch, bool finished_epoch, const PlanState& state,
+                          const Exchange& global);
   std::vector<Exchange> exchange(const Exchange& mine);
   void check_finite(const std::vector<Exchange>& all) const;
   void save_checkpoint(uint32_t epoch, const PlanState& state) const;
@@ -522,6 +528,66 @@ Exchange Run::run_micro_steps(uint64_t count, RankStep& timing, GradBuckets& buc
   return mine;
 }
 
+// The gradients' buckets for an epoch: all-reduce in buckets overlapped with backward,
+// or (not bucketed) one bucket holding every gradient, sent after backward.
+BucketOptions Run::bucket_options_for(size_t gradients) const {
+  BucketOptions options = o_.buckets;
+  if (!o_.bucketed) {
+    options.bucket_bytes = options.first_bucket_bytes =
+        std::max<size_t>(gradients, 1) * sizeof(float);
+  }
+  options.timeout = o_.timeout;
+  return options;
+}
+
+// Every rank's exchange summed: the step's loss, samples, correct answers and how many
+// ranks were interrupted.
+static Exchange summed(const std::vector<Exchange>& all) {
+  Exchange global;
+  for (const Exchange& e : all) {
+    global.loss += e.loss, global.samples += e.samples, global.correct += e.correct;
+    global.interrupted += e.interrupted;
+  }
+  return global;
+}
+
+// After an optimiser step: the previous step's timings, which came with this step's
+// exchange, go to the telemetry; this step's wait for the next; the loss and samples
+// go to the result and the progress callback (rank 0).
+void Run::record_step(uint32_t epoch, RankStep timing, const Exchange& mine,
+                      const std::vector<Exchange>& all, const Exchange& global, double lr,
+                      const std::function<void(const TrainProgress&)>& on_step) {
+  timing.samples = mine.samples, timing.tokens = mine.tokens, timing.padding = mine.padding;
+  if (pending_) {
+    std::vector<RankStep> previous;
+    for (const Exchange& e : all) previous.push_back(e.previous);
+    telemetry_.record(step_ - 1, pending_->epoch, previous, pending_->loss, pending_->lr);
+  }
+  result_.last_loss = global.loss / std::max(1.0, global.samples);
+  pending_ = PendingStep{timing, epoch, result_.last_loss, lr};
+  result_.samples += static_cast<uint64_t>(global.samples);
+  if (on_step && rank_ == 0)
+    on_step({step_, o_.optimizer.total_steps, epoch, result_.last_loss,
+             result_.samples / since(start_)});
+}
+
+// Saves a checkpoint where one is due or the run stops here (the step asked for, or a
+// rank interrupted), with the plan state a resumed run starts from; returns whether to
+// stop.
+bool Run::checkpoint_or_stop(uint32_t epoch, bool finished_epoch, const PlanState& state,
+                             const Exchange& global) {
+  const PlanState saved = finished_epoch ? PlanState{o_.seed, epoch + 1, {}} : state;
+  const bool stop = (o_.stop_at_step > 0 && step_ >= o_.stop_at_step) || global.interrupted > 0;
+  if (stop || (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0))
+    save_checkpoint(finished_epoch ? epoch + 1 : epoch, saved);
+  if (step_ == kill_after_step_) std::raise(SIGKILL);
+  if (stop) {
+    result_.stopped_early = true;
+    result_.interrupted = global.interrupted > 0;
+  }
+  return stop;
+}
+
 bool Run::train_epoch(uint32_t epoch, PlanState state,
                       const std::function<void(const TrainProgress&)>& on_step) {
   const uint64_t remaining = plans_.count_steps(static_cast<uint32_t>(world_), state);
@@ -529,13 +595,7 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
   Loader loader(dataset_, loader_, epoch, batches_of_rank(*planner, static_cast<uint32_t>(rank_)));
   const EngineAttachment attached(*engine_, loader, dataset_);
   const std::span<float> grads = engine_->gradients();
-  BucketOptions bucket_options = o_.buckets;
-  if (!o_.bucketed) {  // one bucket holding every gradient, sent after backward
-    bucket_options.bucket_bytes = bucket_options.first_bucket_bytes =
-        std::max<size_t>(grads.size(), 1) * sizeof(float);
-  }
-  bucket_options.timeout = o_.timeout;
-  GradBuckets buckets(grads, bucket_options, *grad_comm_);
+  GradBuckets buckets(grads, bucket_options_for(grads.size()), *grad_comm_);
   uint64_t served = state.steps_served();
   for (uint64_t done = 0; done < remaining;) {
     const auto step_start = Clock::now();
@@ -552,11 +612,7 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
     const std::vector<Exchange> all = exchange(mine);
     timing.exposed = since(comm_start);
     check_finite(all);
-    Exchange global;
-    for (const Exchange& e : all) {
-      global.loss += e.loss, global.samples += e.samples, global.correct += e.correct;
-      global.interrupted += e.interrupted;
-    }
+    const Exchange global = summed(all);
     auto t = Clock::now();
     if (global.samples > 0) engine_->apply(static_cast<float>(1.0 / global.samples), step_);
     timing.compute += since(t);
@@ -567,29 +623,8 @@ bool Run::train_epoch(uint32_t epoch, PlanState state,
     served += group;
     state.advance(static_cast<uint32_t>(world_), group);
     timing.step = since(step_start);
-    timing.samples = mine.samples, timing.tokens = mine.tokens, timing.padding = mine.padding;
-    if (pending_) {
-      std::vector<RankStep> previous;
-      for (const Exchange& e : all) previous.push_back(e.previous);
-      telemetry_.record(step_ - 1, pending_->epoch, previous, pending_->loss, pending_->lr);
-    }
-    result_.last_loss = global.loss / std::max(1.0, global.samples);
-    pending_ = PendingStep{timing, epoch, result_.last_loss, lr};
-    result_.samples += static_cast<uint64_t>(global.samples);
-    if (on_step && rank_ == 0)
-      on_step({step_, o_.optimizer.total_steps, epoch, result_.last_loss,
-               result_.samples / since(start_)});
-    const bool finished_epoch = done == remaining;
-    const PlanState saved = finished_epoch ? PlanState{o_.seed, epoch + 1, {}} : state;
-    const bool stop = (o_.stop_at_step > 0 && step_ >= o_.stop_at_step) || global.interrupted > 0;
-    if (stop || (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0))
-      save_checkpoint(finished_epoch ? epoch + 1 : epoch, saved);
-    if (step_ == kill_after_step_) std::raise(SIGKILL);
-    if (stop) {
-      result_.stopped_early = true;
-      result_.interrupted = global.interrupted > 0;
-      return false;
-    }
+    record_step(epoch, timing, mine, all, global, lr, on_step);
+    if (checkpoint_or_stop(epoch, done == remaining, state, global)) return false;
   }
   return true;
 }

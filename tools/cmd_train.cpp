@@ -133,12 +133,8 @@ int run_train(MpiRuntime& mpi, TrainFlags& f) {
   return result.interrupted ? 130 : 0;
 }
 
-}  // namespace
-
-void add_train(CLI::App& app, Runner& run) {
-  auto* cmd = app.add_subcommand(
-      "train", "Data-parallel training on an evenfeed dataset (mpirun -np N evenfeed train ...)");
-  static TrainFlags f;
+// The data, the model and the device it runs on.
+void add_data_and_model_flags(CLI::App* cmd, TrainFlags& f) {
   TrainOptions& o = f.o;
   cmd->add_option("--data", o.data, "Dataset directory (evenfeed convert)")->required();
   cmd->add_option("--eval-data", o.eval_data, "Held-out dataset, evaluated after each epoch");
@@ -147,6 +143,11 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_option("--device", o.device,
                   "cpu, gpu (one per rank; gradients over NCCL), or auto: gpu when visible")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+}
+
+// The epochs and how each rank's batches are made (as `evenfeed plan` makes them).
+void add_batching_flags(CLI::App* cmd, TrainFlags& f) {
+  TrainOptions& o = f.o;
   cmd->add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1u, 100000u));
   cmd->add_option("--batch-size", o.batch_size, "Samples per rank per micro-step")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
@@ -170,6 +171,11 @@ void add_train(CLI::App& app, Runner& run) {
                 "With --tokens-per-rank: keep the automatic cap and noise the estimate chose "
                 "where it fell back, rather than also trying others at the start (as "
                 "`evenfeed plan`)");
+}
+
+// Accumulation, the optimiser and its schedule, the seed and the model's sizes.
+void add_optimizer_flags(CLI::App* cmd, TrainFlags& f) {
+  TrainOptions& o = f.o;
   cmd->add_option("--accum", o.accum, "Micro-steps per optimiser step (gradient accumulation)")
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--optimizer", f.optimizer, "sgd (momentum 0.9) or adamw")
@@ -187,6 +193,11 @@ void add_train(CLI::App& app, Runner& run) {
       ->check(CLI::Range(4, 512));
   cmd->add_option("--hidden", o.hidden, "Hidden width")->check(CLI::Range(1, 65536));
   cmd->add_option("--embed-dim", o.embed_dim, "Token embedding width")->check(CLI::Range(1, 65536));
+}
+
+// Checkpoints, resuming, stopping early, the weights written and the logs.
+void add_checkpoint_and_log_flags(CLI::App* cmd, TrainFlags& f) {
+  TrainOptions& o = f.o;
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "Where checkpoint.evf is written");
   cmd->add_option("--checkpoint-every", o.checkpoint_every,
                   "Optimiser steps between checkpoints (0: end only)")
@@ -198,6 +209,11 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_option("--log", o.log, "Append per-step telemetry as JSON lines");
   cmd->add_option("--log-samples", o.log_samples,
                   "Append each rank's samples per step to PREFIX.rank<R>.jsonl");
+}
+
+// The gradients' all-reduce, the loader's threads and bad records, the output.
+void add_comm_and_loader_flags(CLI::App* cmd, TrainFlags& f) {
+  TrainOptions& o = f.o;
   cmd->add_option("--bucket-mb", f.bucket_mb, "Gradient bucket size, MiB")
       ->check(CLI::Range(0.0001, 4096.0));
   cmd->add_option("--first-bucket-mb", f.first_bucket_mb, "First (last layers') bucket, MiB")
@@ -215,6 +231,19 @@ void add_train(CLI::App& app, Runner& run) {
   cmd->add_flag("--verify-checksums", o.verify_checksums,
                 "Check each record's XXH3 as it is read (catches any changed byte)");
   cmd->add_flag("--json", f.json, "Print the result as one JSON object");
+}
+
+}  // namespace
+
+void add_train(CLI::App& app, Runner& run) {
+  auto* cmd = app.add_subcommand(
+      "train", "Data-parallel training on an evenfeed dataset (mpirun -np N evenfeed train ...)");
+  static TrainFlags f;
+  add_data_and_model_flags(cmd, f);
+  add_batching_flags(cmd, f);
+  add_optimizer_flags(cmd, f);
+  add_checkpoint_and_log_flags(cmd, f);
+  add_comm_and_loader_flags(cmd, f);
   cmd->callback([&run] {
     run = [] { return run_as_rank([](MpiRuntime& mpi) { return run_train(mpi, f); }); };
   });

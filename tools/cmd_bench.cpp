@@ -118,8 +118,7 @@ void add_to(LoaderStats& sum, const LoaderStats& epoch) {
   sum.mean_ready_batches += epoch.mean_ready_batches;
 }
 
-int run_bench(const BenchFlags& f) {
-  Dataset dataset(f.dir);
+LoaderOptions loader_options_of(const BenchFlags& f) {
   LoaderOptions o;
   o.threads = f.threads;
   o.prefetch = f.prefetch;
@@ -127,12 +126,25 @@ int run_bench(const BenchFlags& f) {
   o.mode = f.mode == "train" ? AugmentMode::kTrain : AugmentMode::kEval;
   o.image.size = f.size;
   o.image.layout = f.output == "uint8" ? ImageLayout::kUint8NHWC : ImageLayout::kFloat32NCHW;
+  return o;
+}
+
+// What the timed epochs served, how long they took and the loader's stats summed over
+// them (its mean ready batches averaged).
+struct TimedEpochs {
+  uint64_t samples = 0;
+  double seconds = 0;
+  LoaderStats stats;
+};
+
+// Loads every epoch through the loader on one rank; epoch 0 warms up, as in the
+// anchor, and is timed only when it is the only one.
+TimedEpochs load_epochs(const Dataset& dataset, const BenchFlags& f) {
+  const LoaderOptions o = loader_options_of(f);
   SamplerOptions sampler;
   sampler.batch_size = f.batch_size;
   sampler.drop_last = true;  // as the PyTorch anchor does
-  uint64_t timed_samples = 0;
-  double timed_seconds = 0;
-  LoaderStats timed;  // summed over the timed epochs
+  TimedEpochs timed;
   int timed_epochs = 0;
   for (int epoch = 0; epoch < f.epochs; ++epoch) {
     DistributedSampler plan(dataset.size(), 1, sampler, {f.seed, static_cast<uint32_t>(epoch), {}});
@@ -144,54 +156,71 @@ int run_bench(const BenchFlags& f) {
       samples += batch->size();
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (epoch > 0 || f.epochs == 1) {  // epoch 0 warms up, as in the anchor
-      timed_samples += samples;
-      timed_seconds += seconds;
-      add_to(timed, loader.stats());
+    if (epoch > 0 || f.epochs == 1) {
+      timed.samples += samples;
+      timed.seconds += seconds;
+      add_to(timed.stats, loader.stats());
       ++timed_epochs;
     }
   }
-  timed.mean_ready_batches /= std::max(1, timed_epochs);
-  const double per_sec = timed_samples / timed_seconds;
+  timed.stats.mean_ready_batches /= std::max(1, timed_epochs);
+  return timed;
+}
+
+nlohmann::json bench_json(const Dataset& dataset, const BenchFlags& f, const TimedEpochs& timed) {
+  const LoaderStats& s = timed.stats;
   const bool images = dataset.manifest().kind == DatasetKind::kImage;
-  nlohmann::json j = {{"bench", "loader"},
-                      {"kind", dataset_kind_name(dataset.manifest().kind)},
-                      {"samples", timed_samples},
-                      {"seconds", timed_seconds},
-                      {images ? "images_per_sec" : "samples_per_sec", per_sec},
-                      {"mb_per_sec", timed.bytes_read / 1048576.0 / timed_seconds},
-                      {"peak_rss_mb", peak_rss_mb()},
-                      {"rss_anon_mb_at_end", status_mb("RssAnon")},
-                      {"rss_file_mb_at_end", status_mb("RssFile")},
-                      {"batch_size", f.batch_size},
-                      {"threads", f.threads > 0 ? f.threads : tbb::info::default_concurrency()},
-                      {"prefetch", f.prefetch},
-                      {"mode", f.mode},
-                      {"output", f.output},
-                      {"size", f.size},
-                      {"stage_seconds",
-                       {{"read", timed.read_seconds},
-                        {"decode", timed.decode_seconds},
-                        {"resize", timed.resize_seconds},
-                        {"collate", timed.collate_seconds}}},
-                      {"consumer_wait_seconds", timed.consumer_wait_seconds},
-                      {"mean_ready_batches", timed.mean_ready_batches},
-                      {"substituted", timed.substituted}};
+  nlohmann::json j = {
+      {"bench", "loader"},
+      {"kind", dataset_kind_name(dataset.manifest().kind)},
+      {"samples", timed.samples},
+      {"seconds", timed.seconds},
+      {images ? "images_per_sec" : "samples_per_sec", timed.samples / timed.seconds},
+      {"mb_per_sec", s.bytes_read / 1048576.0 / timed.seconds},
+      {"peak_rss_mb", peak_rss_mb()},
+      {"rss_anon_mb_at_end", status_mb("RssAnon")},
+      {"rss_file_mb_at_end", status_mb("RssFile")},
+      {"batch_size", f.batch_size},
+      {"threads", f.threads > 0 ? f.threads : tbb::info::default_concurrency()},
+      {"prefetch", f.prefetch},
+      {"mode", f.mode},
+      {"output", f.output},
+      {"size", f.size},
+      {"stage_seconds",
+       {{"read", s.read_seconds},
+        {"decode", s.decode_seconds},
+        {"resize", s.resize_seconds},
+        {"collate", s.collate_seconds}}},
+      {"consumer_wait_seconds", s.consumer_wait_seconds},
+      {"mean_ready_batches", s.mean_ready_batches},
+      {"substituted", s.substituted}};
   if (images && !f.no_decode_anchor)
     j["turbojpeg_full_decode_images_per_sec"] = full_decode_images_per_sec(dataset, f.threads);
+  return j;
+}
+
+void print_bench_text(const nlohmann::json& j, const TimedEpochs& timed, bool images) {
+  const LoaderStats& s = timed.stats;
+  std::printf(
+      "%.1f %s/s, %.1f MB/s, peak RSS %.1f MB; stages (thread-seconds over the timed "
+      "epochs): read %.2f decode %.2f resize %.2f collate %.2f; consumer waited %.2f s\n",
+      timed.samples / timed.seconds, images ? "images" : "samples", j["mb_per_sec"].get<double>(),
+      j["peak_rss_mb"].get<double>(), s.read_seconds, s.decode_seconds, s.resize_seconds,
+      s.collate_seconds, s.consumer_wait_seconds);
+  if (j.contains("turbojpeg_full_decode_images_per_sec")) {
+    std::printf("plain full-size TurboJPEG decode loop: %.1f images/s\n",
+                j["turbojpeg_full_decode_images_per_sec"].get<double>());
+  }
+}
+
+int run_bench(const BenchFlags& f) {
+  Dataset dataset(f.dir);
+  const TimedEpochs timed = load_epochs(dataset, f);
+  const nlohmann::json j = bench_json(dataset, f, timed);
   if (f.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf(
-        "%.1f %s/s, %.1f MB/s, peak RSS %.1f MB; stages (thread-seconds over the timed "
-        "epochs): read %.2f decode %.2f resize %.2f collate %.2f; consumer waited %.2f s\n",
-        per_sec, images ? "images" : "samples", j["mb_per_sec"].get<double>(),
-        j["peak_rss_mb"].get<double>(), timed.read_seconds, timed.decode_seconds,
-        timed.resize_seconds, timed.collate_seconds, timed.consumer_wait_seconds);
-    if (j.contains("turbojpeg_full_decode_images_per_sec")) {
-      std::printf("plain full-size TurboJPEG decode loop: %.1f images/s\n",
-                  j["turbojpeg_full_decode_images_per_sec"].get<double>());
-    }
+    print_bench_text(j, timed, dataset.manifest().kind == DatasetKind::kImage);
   }
   return 0;
 }

@@ -135,84 +135,124 @@ static AutomaticCap halved_if_noise_overpads(const std::vector<PlanItem>& noise_
 // Full batches are capped only when their estimate exceeds the target this many times.
 static constexpr double kCapTrigger = 1.25;
 
+namespace {
+
+// The estimate behind the automatic cap: the share of pairs that two epochs' greedy
+// batches over a probe of the lengths put together again, for a cap and, when the noise
+// is left to choose, the widest noise that fits a padding allowance.
+class PairShareProbe {
+ public:
+  PairShareProbe(const LengthSource& lengths, const BucketingOptions& options) : o_(options) {
+    if (o_.window == 0) o_.window = automatic_window(lengths, options);
+    // With the noise left to choose, each cap is estimated with the noise it would be
+    // planned with: a cap makes batches of short samples span fewer lengths, so wider
+    // noise fits the padding target, and that noise re-batches fewer pairs (Debian
+    // changelog entries, quadratic, capped at 64: noise 0.2 where full batches take 0.05,
+    // 8.1% of pairs again where full batches' noise estimated 10.8%).
+    choose_noise_ = o_.noise_cap == 0;
+    // Both lists are sorted by length once, in the order the first epoch's noisy sorts
+    // start from, which they then skip (the second epoch's tie order differs).
+    if (choose_noise_) noise_items_ = probe_window(lengths, o_, UINT64_MAX);
+    WindowPlanner(o_, 1, 0, 0).sort_by_length(noise_items_);
+    items_ = probe_window(lengths, o_, kMostPairProbes);
+    for (size_t k = 0; k < items_.size(); ++k) items_[k].id = k;  // dense, to index by
+    WindowPlanner(o_, 1, 0, 0).sort_by_length(items_);
+    // Two samples batched together meet in one window next epoch only by chance: the
+    // global order is reshuffled, so with probability about window / dataset.
+    same_window_ =
+        std::min(1.0, static_cast<double>(o_.window) / static_cast<double>(lengths.size()));
+  }
+
+  // The estimate at `cap`; with the noise left to choose, at the widest noise whose
+  // padding fits `noise_padding`, never narrower than the last one since restart(): a
+  // smaller cap never narrows the noise that fits.
+  double at(uint64_t cap, double noise_padding) {
+    o_.max_batch_size = cap;
+    if (choose_noise_) {
+      noise_ = widest_fitting_noise(noise_items_, o_, noise_, noise_padding);
+      o_.noise_cap = kNoiseCaps[noise_];
+    }
+    // Both epochs sorted with the reach of full batches (a cap narrows the reach of the
+    // samples it caps, which this estimate leaves out), once for each noise.
+    if (o_.noise_cap != sorted_noise_) {
+      BucketingOptions full = o_;
+      full.max_batch_size = kNoBatchCap;
+      first_ = WindowPlanner(full, 1, 0, 0).noisy_sorted(items_);
+      second_ = WindowPlanner(full, 1, 0, 1).noisy_sorted(items_);
+      sorted_noise_ = o_.noise_cap;
+    }
+    return same_window_ * greedy_repeated_pair_share(WindowPlanner(o_, 1, 0, 0), first_, second_);
+  }
+
+  void restart() { noise_ = 0; }
+  bool chooses_noise() const { return choose_noise_; }
+  double noise_cap() const { return o_.noise_cap; }
+  // The options as last estimated, and the lengths the noise is fitted to.
+  const BucketingOptions& options() const { return o_; }
+  const std::vector<PlanItem>& noise_items() const { return noise_items_; }
+
+ private:
+  BucketingOptions o_;
+  bool choose_noise_ = false;
+  std::vector<PlanItem> noise_items_, items_;
+  double same_window_ = 1;
+  size_t noise_ = 0;
+  double sorted_noise_ = -1;
+  std::vector<PlanItem> first_, second_;
+};
+
+// What walks over the caps have found: full batches (with the first walk's noise),
+// the cap with the least estimate, and full batches' estimate in the last walk.
+struct CapWalks {
+  std::optional<AutomaticCap> full, least;
+  double least_share = 2, full_share = 0;
+};
+
+// The largest cap (none first, `ceiling`) whose estimate meets `target` with noise
+// costing at most `noise_padding`. Full batches near the target are left alone: a cap
+// changes how the shortest samples are cut, and there it re-batched more pairs, not
+// fewer (8.2% -> 9.2% on Debian changelog entries, linear cost).
+std::optional<AutomaticCap> largest_meeting(PairShareProbe& probe, uint64_t ceiling, double target,
+                                            double noise_padding, CapWalks& walks) {
+  probe.restart();
+  walks.full_share = probe.at(ceiling, noise_padding);
+  if (!walks.full) walks.full = AutomaticCap{ceiling, probe.noise_cap(), false};
+  if (walks.full_share <= kCapTrigger * target) return AutomaticCap{ceiling, probe.noise_cap()};
+  for (uint64_t cap : kBatchCaps) {
+    if (cap >= ceiling) continue;
+    const double capped = probe.at(cap, noise_padding);
+    if (capped <= target) return AutomaticCap{cap, probe.noise_cap()};
+    if (capped < walks.least_share) {
+      walks.least_share = capped;
+      walks.least = AutomaticCap{cap, probe.noise_cap(), false};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOptions& options) {
-  BucketingOptions o = options;
   // The caller's cap, if any, is the largest tried ("full" batches below).
   const uint64_t ceiling = options.max_batch_size > 0 ? options.max_batch_size : kNoBatchCap;
   if (options.repeated_pairs_target <= 0) {
-    if (o.noise_cap == 0) o.noise_cap = automatic_noise_cap(lengths, o);
-    return {ceiling, o.noise_cap};
+    const double noise_cap =
+        options.noise_cap == 0 ? automatic_noise_cap(lengths, options) : options.noise_cap;
+    return {ceiling, noise_cap};
   }
-  if (o.window == 0) o.window = automatic_window(lengths, options);
-  // With the noise left to choose, each cap is estimated with the noise it would be
-  // planned with: a cap makes batches of short samples span fewer lengths, so wider
-  // noise fits the padding target, and that noise re-batches fewer pairs (Debian
-  // changelog entries, quadratic, capped at 64: noise 0.2 where full batches take 0.05,
-  // 8.1% of pairs again where full batches' noise estimated 10.8%).
-  const bool choose_noise = o.noise_cap == 0;
-  // Both lists are sorted by length once, in the order the first epoch's noisy sorts
-  // start from, which they then skip (the second epoch's tie order differs).
-  std::vector<PlanItem> noise_items =
-      choose_noise ? probe_window(lengths, o, UINT64_MAX) : std::vector<PlanItem>{};
-  WindowPlanner(o, 1, 0, 0).sort_by_length(noise_items);
-  std::vector<PlanItem> items = probe_window(lengths, o, kMostPairProbes);
-  for (size_t k = 0; k < items.size(); ++k) items[k].id = k;  // dense, to index by
-  WindowPlanner(o, 1, 0, 0).sort_by_length(items);
-  // Two samples batched together meet in one window next epoch only by chance: the
-  // global order is reshuffled, so with probability about window / dataset.
-  const double same_window =
-      std::min(1.0, static_cast<double>(o.window) / static_cast<double>(lengths.size()));
-  // Both epochs sorted with the reach of full batches (a cap narrows the reach of the
-  // samples it caps, which this estimate leaves out), once for each noise.
-  size_t noise = 0;  // a smaller cap never narrows the noise that fits
-  double sorted_noise = -1;
-  std::vector<PlanItem> first, second;
-  auto share = [&](uint64_t cap, double noise_padding) {
-    o.max_batch_size = cap;
-    if (choose_noise) {
-      noise = widest_fitting_noise(noise_items, o, noise, noise_padding);
-      o.noise_cap = kNoiseCaps[noise];
-    }
-    if (o.noise_cap != sorted_noise) {
-      BucketingOptions full = o;
-      full.max_batch_size = kNoBatchCap;
-      first = WindowPlanner(full, 1, 0, 0).noisy_sorted(items);
-      second = WindowPlanner(full, 1, 0, 1).noisy_sorted(items);
-      sorted_noise = o.noise_cap;
-    }
-    return same_window * greedy_repeated_pair_share(WindowPlanner(o, 1, 0, 0), first, second);
-  };
-  // The largest cap (none first) whose estimate meets the target with noise costing
-  // at most `noise_padding`. Full batches near the target are left alone: a cap changes
-  // how the shortest samples are cut, and there it re-batched more pairs, not fewer
-  // (8.2% -> 9.2% on Debian changelog entries, linear cost).
-  std::optional<AutomaticCap> full;        // full batches, with the first walk's noise
-  std::optional<AutomaticCap> least;       // the cap with the least estimate (least_share)
-  double least_share = 2, full_share = 0;  // full_share: full batches', last walk
-  auto largest_meeting = [&](double noise_padding) -> std::optional<AutomaticCap> {
-    noise = 0;
-    full_share = share(ceiling, noise_padding);
-    if (!full) full = AutomaticCap{ceiling, o.noise_cap, false};
-    if (full_share <= kCapTrigger * options.repeated_pairs_target)
-      return AutomaticCap{ceiling, o.noise_cap};
-    for (uint64_t cap : kBatchCaps) {
-      if (cap >= ceiling) continue;
-      const double capped = share(cap, noise_padding);
-      if (capped <= options.repeated_pairs_target) return AutomaticCap{cap, o.noise_cap};
-      if (capped < least_share) {
-        least_share = capped;
-        least = AutomaticCap{cap, o.noise_cap, false};
-      }
-    }
-    return std::nullopt;
-  };
-  if (auto chosen = largest_meeting(options.noise_cap_padding)) return *chosen;
+  const double target = options.repeated_pairs_target;
+  PairShareProbe probe(lengths, options);
+  CapWalks walks;
+  if (auto chosen = largest_meeting(probe, ceiling, target, options.noise_cap_padding, walks))
+    return *chosen;
   // No cap meets it with the noise's own padding target: spend more of the padding
   // target on noise before giving up on the pairs one (source files, quadratic, 8,192
   // tokens: cap 128 with noise 0.2, 1.62% padding and 8.8% of pairs again, where full
   // batches with noise 0.05 padded 1.35% and re-batched 15.8%).
-  if (choose_noise && options.noise_cap_padding_for_pairs > options.noise_cap_padding) {
-    if (auto chosen = largest_meeting(options.noise_cap_padding_for_pairs)) return *chosen;
+  if (probe.chooses_noise() && options.noise_cap_padding_for_pairs > options.noise_cap_padding) {
+    if (auto chosen =
+            largest_meeting(probe, ceiling, target, options.noise_cap_padding_for_pairs, walks))
+      return *chosen;
   }
   // No cap meets it. The cap with the least estimate is still taken when it re-batches
   // less than `least_cap_share` of what full batches would: the estimate is of undealt
@@ -221,12 +261,12 @@ AutomaticCap automatic_batch_cap(const LengthSource& lengths, const BucketingOpt
   // more (Debian changelog entries, quadratic, 32,768 tokens, 8 ranks: 7.94% padding
   // and 66.2% of pairs again with full batches; 1.64% and 7.8% with cap 64, estimated
   // 11.8% against 90.2%). Otherwise full batches: a cap would only add steps.
-  if (least && least_share < options.least_cap_share * full_share) {
-    if (choose_noise && least->max_batch_size == std::end(kBatchCaps)[-1])
-      return halved_if_noise_overpads(noise_items, o, *least);
-    return *least;
+  if (walks.least && walks.least_share < options.least_cap_share * walks.full_share) {
+    if (probe.chooses_noise() && walks.least->max_batch_size == std::end(kBatchCaps)[-1])
+      return halved_if_noise_overpads(probe.noise_items(), probe.options(), *walks.least);
+    return *walks.least;
   }
-  return *full;
+  return *walks.full;
 }
 
 BucketingOptions resolve_automatic(const LengthSource& lengths, BucketingOptions options) {

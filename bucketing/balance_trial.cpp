@@ -1,7 +1,5 @@
 #include "bucketing/balance_trial.h"
 
-#include <algorithm>
-#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -36,21 +34,15 @@ double full_budget_steps(double total_cost, const BucketingOptions& options, uin
 
 double full_budget_steps(const LengthSource& lengths, const BucketingOptions& options,
                          uint32_t world_size) {
-  const uint64_t cut =
-      options.oversize == OversizePolicy::kTruncate ? options.tokens_per_rank : UINT64_MAX;
+  const TruncatedLengths planned(lengths, planned_length_cap(options));
   double total = 0;
-  for (uint64_t id = 0; id < lengths.size(); ++id)
-    total += options.cost.per_sample(std::min(lengths.length(id), cut));
+  for (uint64_t id = 0; id < planned.size(); ++id)
+    total += options.cost.per_sample(planned.length(id));
   return full_budget_steps(total, options, world_size);
 }
 
 bool misses_only_balance(const TrialFigures& f) {
-  const bool balanced =
-      f.imbalance_mean <= kImbalanceMeanTarget && f.imbalance_p99 <= kImbalanceP99Target;
-  const bool meets_the_rest = f.padding <= kPaddingTarget &&
-                              f.repeated_pairs <= kRepeatedPairsTarget &&
-                              std::abs(f.lag1) <= kLag1Target;
-  return !balanced && meets_the_rest;
+  return !meets_balance_targets(f) && meets_targets_but_balance(f);
 }
 
 BucketingOptions trial_larger_caps_for_balance(const LengthSource& lengths,

@@ -134,4 +134,10 @@ struct BucketingOptions {
   OrderOptions order;
 };
 
+// The longest a sample is planned at: the budget where oversize samples are cut to it,
+// no limit otherwise (TruncatedLengths' cap).
+inline uint64_t planned_length_cap(const BucketingOptions& options) {
+  return options.oversize == OversizePolicy::kTruncate ? options.tokens_per_rank : UINT64_MAX;
+}
+
 }  // namespace evenfeed

@@ -19,9 +19,10 @@ TrialFiguresCache::Key TrialFiguresCache::key_of(const BucketingOptions& options
 }
 
 std::optional<TrialFigures> TrialFiguresCache::find(const BucketingOptions& options) const {
+  const Key wanted = key_of(options);
   const std::lock_guard lock(mutex_);
   for (const auto& [key, figures] : kept_)
-    if (key == key_of(options)) return figures;
+    if (key == wanted) return figures;
   return std::nullopt;
 }
 
@@ -35,9 +36,7 @@ TrialFigures plan_first_epochs(const LengthSource& lengths, const BucketingOptio
   if (trial.figures) {
     if (const auto known = trial.figures->find(options)) return *known;
   }
-  const uint64_t cut =
-      options.oversize == OversizePolicy::kTruncate ? options.tokens_per_rank : UINT64_MAX;
-  const TruncatedLengths measured(lengths, cut);
+  const TruncatedLengths measured(lengths, planned_length_cap(options));
   PlanMetrics metrics(measured, options.cost.a);
   EpochMatesChain chain(lengths, options, trial.seed);
   for (uint32_t epoch = 0; epoch < kTrialEpochs; ++epoch) {
@@ -76,10 +75,17 @@ BucketingOptions with_cap(const LengthSource& lengths, const BucketingOptions& g
   return capped;
 }
 
-bool meets_every_target(const TrialFigures& f) {
-  return f.padding <= kPaddingTarget && f.imbalance_mean <= kImbalanceMeanTarget &&
-         f.imbalance_p99 <= kImbalanceP99Target && f.repeated_pairs <= kRepeatedPairsTarget &&
+bool meets_balance_targets(const TrialFigures& f) {
+  return f.imbalance_mean <= kImbalanceMeanTarget && f.imbalance_p99 <= kImbalanceP99Target;
+}
+
+bool meets_targets_but_balance(const TrialFigures& f) {
+  return f.padding <= kPaddingTarget && f.repeated_pairs <= kRepeatedPairsTarget &&
          std::abs(f.lag1) <= kLag1Target;
+}
+
+bool meets_every_target(const TrialFigures& f) {
+  return meets_balance_targets(f) && meets_targets_but_balance(f);
 }
 
 bool could_win(const TrialFigures& larger, double pairs_limit) {

@@ -511,8 +511,9 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
     return std::move(w.planned);
   };
   std::vector<Planned> best = finished(work, {});
-  EndTried best_end{level_of(best), duration(best), best.size()};
-  if (best_end.level.worst <= kLevelEnough) return best;
+  const StepsLevel plain_level = level_of(best);
+  if (plain_level.worst <= kLevelEnough) return best;
+  EndTried best_end{plain_level, duration(best), best.size()};
   const double most_padding = std::max(padding_share(best), options_.padding_guard);
   double fastest = best_end.time;
   for (const FinishWay& way : other_finish_ways(work)) {

@@ -96,9 +96,7 @@ std::unique_ptr<StepPlanner> make_ours(const LengthSource& lengths, const PlanRe
 // With --oversize truncate, every planner's figures count a sample as cut to the budget,
 // as the loader cuts it: a user who truncates for us truncates for the baselines too.
 uint64_t measured_truncation(const PlanRequest& r) {
-  return r.bucketing && r.bucketing_options.oversize == OversizePolicy::kTruncate
-             ? r.bucketing_options.tokens_per_rank
-             : UINT64_MAX;
+  return r.bucketing ? planned_length_cap(r.bucketing_options) : UINT64_MAX;
 }
 
 // `lengths` as our planner reads them (it truncates or refuses long samples itself);
@@ -154,10 +152,6 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
   return j;
 }
 
-}  // namespace
-
-namespace {
-
 // How the automatic options were settled (settle_batching.h), for the report.
 struct Settled {
   bool doubled = false, fallback_kept = false, raised = false;
@@ -207,8 +201,10 @@ LengthFigures length_figures(const LengthSource& measured, const PlanRequest& r,
     if (r.bucketing) bound.add(length);
   }
   f.mean /= static_cast<double>(std::max<uint64_t>(1, measured.size()));
-  f.worst_step_bound = bound.worst_step();
-  f.samples_alone = bound.lumps();
+  if (r.bucketing) {
+    f.worst_step_bound = bound.worst_step();
+    f.samples_alone = bound.lumps();
+  }
   return f;
 }
 

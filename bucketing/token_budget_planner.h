@@ -86,8 +86,11 @@ namespace evenfeed {
 // (WindowPlanner::place_fluid_runs), 34 since negligible steps are absorbed while the
 // window pads up to its padding guard, not 1.8%, 35 since the epoch's last window, when
 // a step ends above 1.04 max/mean, is planned again with coarse groups within 5% of
-// their dearest batch and the more level plan kept (keep_more_level_tighter).
-inline constexpr int kTokenBudgetPlanRevision = 35;
+// their dearest batch and the more level plan kept (keep_more_level_tighter), 36 since
+// a window's best end whose worst step is above 1.10 has its steps of lumps and its
+// dearest other step planned again together, kept where more level
+// (WindowPlanner::regroup_dearest).
+inline constexpr int kTokenBudgetPlanRevision = 36;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -216,6 +216,38 @@ class WindowPlanner {
   void finish(Work& work, const FinishWay& way) const;
   std::vector<Planned> finish_level(Work work) const;
   std::vector<FinishWay> other_finish_ways(const Work& work) const;
+  // The dearest steps of a finished window planned again together
+  // (window_planner_regroup.cpp).
+  struct RegroupSplit;
+  struct RegroupChoice {  // the levels a regroup cuts at, and its worst step
+    double partner_level = 0, awkward_level = 0, leftover_level = 0, worst = 0;
+  };
+  struct LeftoverCut {
+    double level = 0, ratio = 0;
+  };
+  std::optional<std::vector<Planned>> regroup_dearest(const std::vector<Planned>& steps) const;
+  bool holds_lump(const Planned& step) const;
+  std::optional<RegroupChoice> best_regroup(const std::vector<Entry>& lumps,
+                                            const std::vector<Entry>& rest,
+                                            size_t lump_steps) const;
+  std::vector<Planned> regroup_as(const std::vector<Entry>& lumps, const std::vector<Entry>& rest,
+                                  size_t lump_steps, const RegroupChoice& choice,
+                                  std::vector<Entry>& spill) const;
+  RegroupSplit split_for(const std::vector<Entry>& rest, size_t slots, double partner_level,
+                         double awkward_level, std::vector<double>* partner_costs) const;
+  double dealt_worst(std::vector<double> costs, size_t lump_steps) const;
+  std::vector<Planned> with_spill_cut(std::vector<Planned> dear, const std::vector<Planned>& steps,
+                                      const std::vector<size_t>& others,
+                                      std::vector<Entry> spill) const;
+  std::vector<Batch> cut_in_order(const std::vector<Entry>& entries, double level, size_t most,
+                                  size_t& next) const;
+  size_t cut_costs(const std::vector<Entry>& entries, double level, size_t most,
+                   std::vector<double>* costs) const;
+  double least_level_for(const std::vector<Entry>& entries, size_t most) const;
+  std::optional<LeftoverCut> least_leftover_cut(const std::vector<Entry>& entries) const;
+  static double ratio_of(const std::vector<double>& costs, size_t ranks);
+  std::vector<Planned> deal_evenly(std::vector<Batch> batches, size_t steps) const;
+  bool awkward_at(const Entry& e, double level) const;
   struct StepsLevel {
     double worst = 1, mean = 0;  // max/mean of the worst step; mean over steps
   };

@@ -421,6 +421,9 @@ static constexpr double kSameLevel = 1e-12;
 static constexpr double kQuickerShare = 0.02;
 static constexpr double kWorstSlack = 0.005;
 static constexpr double kMeanSlack = 0.002;
+// A window's best end whose worst step is above this (the p99 target) has its dearest
+// steps planned again together (regroup_dearest).
+static constexpr double kRegroupAbove = 1.10;
 
 // The other ways to make `work`'s end, besides the plain one, that apply to it: the
 // lumps placed in runs, the capped samples rejoining or merged, partners cut to measure
@@ -526,6 +529,15 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
       best = std::move(steps);
       best_end = end;
     }
+  }
+  // Last, where the best end still misses the p99 target, its dearest steps planned
+  // again together (regroup_dearest), kept where more level and padded no more.
+  if (best_end.level.worst <= kRegroupAbove) return best;
+  if (std::optional<std::vector<Planned>> regrouped = regroup_dearest(best)) {
+    level_by_swaps(*regrouped);
+    if (more_level(level_of(*regrouped), best_end.level) &&
+        padding_share(*regrouped) <= most_padding)
+      best = std::move(*regrouped);
   }
   return best;
 }

@@ -1,0 +1,331 @@
+// WindowPlanner::regroup_dearest: a finished window's dearest steps planned again
+// together (step 4 of window_planner.h, the last way finish_level tries).
+//
+// Why: the other ways place a window's lumps (samples too dear to share a batch) step by
+// step, each step's partners cut from what is left. On Debian changelog entries at 64
+// ranks, 32,768 tokens, quadratic (one window an epoch), that left two steps above 1.15:
+// one of lumps at 0.50-0.985 of the budget beside a plateau of lumps at the budget, and
+// one at 0.245 of the budget whose entries of 7,800-11,400 words could not reach its
+// level (two cost 0.14-0.24, three too much). Planned together, the lumps are dealt
+// evenly over the steps they fill, and those steps' partners are cut first from the
+// entries that would sit awkwardly in the step left over, at the level that step can be
+// cut to; the worst step 1.169 -> 1.10 and below (bench/plan_dear_regroup.py estimated
+// it on the plan's dump first; docs/plan_history.md, thirty-eighth session).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iterator>
+#include <optional>
+#include <vector>
+
+#include "bucketing/window_planner_parts.h"
+
+namespace evenfeed {
+
+namespace {
+
+// A sample is awkward at a level where the most of its like that fit under it cost
+// less than this share of it (two entries at 0.14 under a level of 0.2, say).
+constexpr double kAwkwardShortfall = 0.92;
+// The levels, as shares of the budget, the partners of the lumps are cut to.
+constexpr double kPartnerLevels[] = {1.0, 0.97, 0.94, 0.91};
+// The levels, as shares of the budget, awkwardness is judged at: 0.10 to 0.30.
+constexpr int kAwkwardLevels = 41;
+constexpr double kAwkwardLowest = 0.10, kAwkwardStep = 0.005;
+// The leftover step's levels tried, between the least that makes 8 W batches and the
+// least that makes W.
+constexpr int kLeftoverLevels = 121;
+constexpr int kLeftoverSpread = 8;
+// Halvings of the budget that find the least level for a cut (2^-30 of it).
+constexpr int kLevelSearchSteps = 30;
+// Windows whose dearest steps hold more samples are not regrouped: the scan cuts the
+// pool some 10,000 times.
+constexpr size_t kMostRegrouped = 16384;
+
+}  // namespace
+
+// The batches `entries` (in key order) make, each as long as fits under `level`, at
+// most `most` of them; `next` is set to the first entry not taken.
+std::vector<WindowPlanner::Batch> WindowPlanner::cut_in_order(const std::vector<Entry>& entries,
+                                                              double level, size_t most,
+                                                              size_t& next) const {
+  std::vector<Batch> batches;
+  next = 0;
+  while (next < entries.size() && batches.size() < most) {
+    Batch b;
+    for (; next < entries.size(); ++next) {
+      const uint64_t longest = std::max(b.longest, entries[next].length);
+      if (!b.entries.empty() && !limits_.fits_at(b.entries.size() + 1, longest, level)) break;
+      b.entries.push_back(entries[next]);
+      b.longest = longest;
+    }
+    recost(b);
+    batches.push_back(std::move(b));
+  }
+  return batches;
+}
+
+// Where cutting `entries` (key order) into batches as long as fit under `level` stops
+// after `most` batches; `costs`, when given, gets each batch's cost. Allocates nothing
+// else: the scans below cut the same samples at many levels.
+size_t WindowPlanner::cut_costs(const std::vector<Entry>& entries, double level, size_t most,
+                                std::vector<double>* costs) const {
+  size_t next = 0;
+  for (size_t made = 0; next < entries.size() && made < most; ++made) {
+    uint64_t longest = 0, count = 0;
+    for (; next < entries.size(); ++next) {
+      const uint64_t l = std::max(longest, entries[next].length);
+      if (count > 0 && !limits_.fits_at(count + 1, l, level)) break;
+      longest = l;
+      ++count;
+    }
+    if (costs) costs->push_back(options_.cost.batch(count, longest));
+  }
+  return next;
+}
+
+// The least level at which `entries` make at most `most` batches.
+double WindowPlanner::least_level_for(const std::vector<Entry>& entries, size_t most) const {
+  double low = 0, high = limits_.budget;
+  for (int k = 0; k < kLevelSearchSteps; ++k) {
+    const double mid = (low + high) / 2;
+    (cut_costs(entries, mid, most, nullptr) == entries.size() ? high : low) = mid;
+  }
+  return high;
+}
+
+// The level, scanned between the least that cuts `entries` into 8 W batches and the
+// least into W, whose first W batches are most level; nullopt when none makes W.
+std::optional<WindowPlanner::LeftoverCut> WindowPlanner::least_leftover_cut(
+    const std::vector<Entry>& entries) const {
+  const size_t W = world_size_;
+  if (entries.empty()) return std::nullopt;
+  const double low = least_level_for(entries, kLeftoverSpread * W);
+  const double high = least_level_for(entries, W);
+  std::optional<LeftoverCut> best;
+  std::vector<double> costs;
+  for (int k = 0; k <= kLeftoverLevels; ++k) {
+    const double level = low * std::pow(high / low, static_cast<double>(k) / kLeftoverLevels);
+    costs.clear();
+    cut_costs(entries, level, W, &costs);
+    if (costs.size() < W) continue;
+    const double ratio = ratio_of(costs, W);
+    if (!best || ratio < best->ratio) best = LeftoverCut{level, ratio};
+  }
+  return best;
+}
+
+// max/mean of `costs` over `ranks`.
+double WindowPlanner::ratio_of(const std::vector<double>& costs, size_t ranks) {
+  double total = 0, dearest = 0;
+  for (double c : costs) total += c, dearest = std::max(dearest, c);
+  return total > 0 ? dearest * static_cast<double>(ranks) / total : 1.0;
+}
+
+// `batches` dealt dearest first, each to the step of least work with a rank free, into
+// `steps` steps of W.
+std::vector<WindowPlanner::Planned> WindowPlanner::deal_evenly(std::vector<Batch> batches,
+                                                               size_t steps) const {
+  std::sort(batches.begin(), batches.end(),
+            [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  std::vector<std::vector<Batch>> dealt(steps);
+  std::vector<double> work(steps, 0.0);
+  for (Batch& b : batches) {
+    size_t to = steps;
+    for (size_t k = 0; k < steps; ++k)
+      if (dealt[k].size() < world_size_ && (to == steps || work[k] < work[to])) to = k;
+    work[to] += b.cost;
+    dealt[to].push_back(std::move(b));
+  }
+  std::vector<Planned> planned;
+  for (std::vector<Batch>& d : dealt) planned.push_back(make_step(std::move(d)));
+  return planned;
+}
+
+// Whether `e` sits awkwardly at `level`: dearer alone, or the most like it that fit
+// under the level fall short of it by more than kAwkwardShortfall.
+bool WindowPlanner::awkward_at(const Entry& e, double level) const {
+  const double alone = options_.cost.batch(1, e.length);
+  if (alone > level) return true;
+  const auto count = static_cast<uint64_t>(level / alone);
+  return options_.cost.batch(count, e.length) < kAwkwardShortfall * level;
+}
+
+// The pooled samples besides the lumps split for one choice of levels: the partners'
+// candidates, awkward ones first, how many of each the partners take, and the rest
+// (key order) for the step left over.
+struct WindowPlanner::RegroupSplit {
+  std::vector<Entry> awkward, plain, left;
+  size_t awkward_taken = 0, plain_taken = 0;
+};
+
+WindowPlanner::RegroupSplit WindowPlanner::split_for(const std::vector<Entry>& rest, size_t slots,
+                                                     double partner_level, double awkward_level,
+                                                     std::vector<double>* partner_costs) const {
+  RegroupSplit split;
+  for (const Entry& e : rest)
+    (awkward_at(e, awkward_level) ? split.awkward : split.plain).push_back(e);
+  std::vector<double> costs;
+  split.awkward_taken = cut_costs(split.awkward, partner_level, slots, &costs);
+  split.plain_taken = cut_costs(split.plain, partner_level, slots - costs.size(), &costs);
+  const auto from = [](std::vector<Entry>& v, size_t k) {
+    return v.begin() + static_cast<std::ptrdiff_t>(k);
+  };
+  std::merge(from(split.awkward, split.awkward_taken), split.awkward.end(),
+             from(split.plain, split.plain_taken), split.plain.end(),
+             std::back_inserter(split.left), by_key);
+  if (partner_costs) *partner_costs = std::move(costs);
+  return split;
+}
+
+// The worst step of `lump_steps` steps of W that `costs` make, dealt dearest first to
+// the step of least work with a rank free (as deal_evenly deals batches).
+double WindowPlanner::dealt_worst(std::vector<double> costs, size_t lump_steps) const {
+  std::sort(costs.begin(), costs.end(), std::greater<>());
+  std::vector<double> work(lump_steps, 0.0), dearest(lump_steps, 0.0);
+  std::vector<size_t> taken(lump_steps, 0);
+  for (double c : costs) {
+    size_t to = lump_steps;
+    for (size_t k = 0; k < lump_steps; ++k)
+      if (taken[k] < world_size_ && (to == lump_steps || work[k] < work[to])) to = k;
+    work[to] += c;
+    dearest[to] = std::max(dearest[to], c);
+    ++taken[to];
+  }
+  double worst = 1;
+  for (size_t k = 0; k < lump_steps; ++k)
+    if (work[k] > 0)
+      worst = std::max(worst, dearest[k] * static_cast<double>(world_size_) / work[k]);
+  return worst;
+}
+
+// The choice of levels whose worst step is most level, over kPartnerLevels x the
+// awkward levels, each with its leftover's most level cut; nullopt when none cuts.
+std::optional<WindowPlanner::RegroupChoice> WindowPlanner::best_regroup(
+    const std::vector<Entry>& lumps, const std::vector<Entry>& rest, size_t lump_steps) const {
+  const size_t slots = lump_steps * world_size_ - lumps.size();
+  std::optional<RegroupChoice> best;
+  for (double partner_share : kPartnerLevels) {
+    for (int k = 0; k < kAwkwardLevels; ++k) {
+      const RegroupChoice choice{partner_share * limits_.budget,
+                                 (kAwkwardLowest + kAwkwardStep * k) * limits_.budget};
+      std::vector<double> costs;
+      const RegroupSplit split =
+          split_for(rest, slots, choice.partner_level, choice.awkward_level, &costs);
+      const std::optional<LeftoverCut> cut = least_leftover_cut(split.left);
+      if (!cut) continue;
+      for (const Entry& e : lumps) costs.push_back(options_.cost.batch(1, e.length));
+      const double worst = std::max(dealt_worst(std::move(costs), lump_steps), cut->ratio);
+      if (!best || worst < best->worst) {
+        best = choice;
+        best->leftover_level = cut->level;
+        best->worst = worst;
+      }
+    }
+  }
+  return best;
+}
+
+// The lumps' steps and the step left over made as `choice` says; `spill` gets what the
+// step left over cannot hold.
+std::vector<WindowPlanner::Planned> WindowPlanner::regroup_as(const std::vector<Entry>& lumps,
+                                                              const std::vector<Entry>& rest,
+                                                              size_t lump_steps,
+                                                              const RegroupChoice& choice,
+                                                              std::vector<Entry>& spill) const {
+  const size_t slots = lump_steps * world_size_ - lumps.size();
+  RegroupSplit split = split_for(rest, slots, choice.partner_level, choice.awkward_level, nullptr);
+  size_t next = 0;
+  std::vector<Batch> top = cut_in_order(split.awkward, choice.partner_level, slots, next);
+  for (Batch& b : cut_in_order(split.plain, choice.partner_level, slots - top.size(), next))
+    top.push_back(std::move(b));
+  for (const Entry& e : lumps) {
+    Batch b{{e}, 0, 0};
+    recost(b);
+    top.push_back(std::move(b));
+  }
+  std::vector<Planned> steps = deal_evenly(std::move(top), lump_steps);
+  std::vector<Batch> leftover = cut_in_order(split.left, choice.leftover_level, world_size_, next);
+  spill.assign(split.left.begin() + static_cast<std::ptrdiff_t>(next), split.left.end());
+  steps.push_back(make_step(std::move(leftover)));
+  return steps;
+}
+
+// Whether `step` holds a lump: a sample too dear to share a batch (alone in its batch).
+bool WindowPlanner::holds_lump(const Planned& step) const {
+  return std::any_of(step.batches.begin(), step.batches.end(), [&](const Batch& b) {
+    return b.entries.size() == 1 && is_lump(b.entries[0], true);
+  });
+}
+
+// `steps` (a window finished) with the steps holding lumps and the dearest other step
+// planned again together (see the top of this file); nullopt where there is nothing to
+// regroup. What the step left over cannot hold is cut again with the samples of the
+// other step whose samples are longest.
+std::optional<std::vector<WindowPlanner::Planned>> WindowPlanner::regroup_dearest(
+    const std::vector<Planned>& steps) const {
+  std::vector<Entry> pool;
+  std::vector<size_t> others;
+  size_t lump_steps = 0;
+  const auto pool_step = [&](size_t s) {
+    for (const Batch& b : steps[s].batches)
+      pool.insert(pool.end(), b.entries.begin(), b.entries.end());
+  };
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (!holds_lump(steps[s])) {
+      others.push_back(s);
+      continue;
+    }
+    ++lump_steps;
+    pool_step(s);
+  }
+  if (lump_steps == 0 || others.empty()) return std::nullopt;
+  const auto dearest = [&](size_t s) {
+    double d = 0;
+    for (const Batch& b : steps[s].batches) d = std::max(d, b.cost);
+    return d;
+  };
+  const auto next_dearest = std::max_element(
+      others.begin(), others.end(), [&](size_t a, size_t b) { return dearest(a) < dearest(b); });
+  pool_step(*next_dearest);
+  others.erase(next_dearest);
+  if (pool.size() > kMostRegrouped) return std::nullopt;
+  sort_by_key(pool);
+  std::vector<Entry> lumps, rest;
+  for (const Entry& e : pool) (is_lump(e, true) ? lumps : rest).push_back(e);
+  const std::optional<RegroupChoice> choice = best_regroup(lumps, rest, lump_steps);
+  if (!choice) return std::nullopt;
+  std::vector<Entry> spill;
+  std::vector<Planned> dear = regroup_as(lumps, rest, lump_steps, *choice, spill);
+  return with_spill_cut(std::move(dear), steps, others, std::move(spill));
+}
+
+// `dear` (the regrouped steps) and the window's `others`, the samples of `spill` cut
+// again with those of the other step whose longest sample is longest (or, with no other
+// step, into a step of their own).
+std::vector<WindowPlanner::Planned> WindowPlanner::with_spill_cut(std::vector<Planned> dear,
+                                                                  const std::vector<Planned>& steps,
+                                                                  const std::vector<size_t>& others,
+                                                                  std::vector<Entry> spill) const {
+  size_t host = steps.size();
+  uint64_t host_longest = 0;
+  for (size_t s : others)
+    for (const Batch& b : steps[s].batches)
+      if (b.longest > host_longest) host_longest = b.longest, host = s;
+  for (size_t s : others) {
+    if (s != host || spill.empty()) {
+      dear.push_back(steps[s]);
+      continue;
+    }
+    for (const Batch& b : steps[s].batches)
+      spill.insert(spill.end(), b.entries.begin(), b.entries.end());
+  }
+  if (spill.empty()) return dear;
+  sort_by_key(spill);
+  size_t next = 0;
+  dear.push_back(
+      make_step(cut_in_order(spill, least_level_for(spill, world_size_), world_size_, next)));
+  return dear;
+}
+
+}  // namespace evenfeed

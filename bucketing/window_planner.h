@@ -56,7 +56,11 @@
 //    instead of joining the leftover (FinishWay::capped_merged); under a token bound,
 //    with the unmatched lumps that fill whole steps dealt evenly over them
 //    (FinishWay::deal_lumps, deal_lumps_evenly) before the rest are placed in runs, kept
-//    only where it takes at most kSpreadTimeShare longer.
+//    only where it takes at most kSpreadTimeShare longer. Last, where the best end still
+//    has a step above 1.10, its steps of lumps and its dearest other step are planned
+//    again together (regroup_dearest): the lumps dealt evenly over their steps, with
+//    partners cut first from the samples that would sit awkwardly in the step left over;
+//    kept where more level.
 // 5. A step still above 1.04 max/mean exchanges whole batches with the window's other
 //    steps while that lowers the worst of the two (level_by_swaps): padding and batch
 //    mates do not change, only the step a batch runs in. A step left above 1.04 because
@@ -94,7 +98,8 @@
 // Steps 1-3, 6 and 7 live in window_planner.cpp (the capped steps of step 3 in
 // window_planner_capped.cpp), steps 4 and 5 and the padding guard in
 // window_planner_final.cpp, the lumps' placement of step 4 in window_planner_lumps.cpp,
-// the idle ranks' batches of step 5 in window_planner_idle.cpp.
+// the idle ranks' batches of step 5 in window_planner_idle.cpp, the regroup of step 4 in
+// window_planner_regroup.cpp.
 #pragma once
 
 #include <cstdint>
@@ -236,9 +241,10 @@ class WindowPlanner {
   RegroupSplit split_for(const std::vector<Entry>& rest, size_t slots, double partner_level,
                          double awkward_level, std::vector<double>* partner_costs) const;
   double dealt_worst(std::vector<double> costs, size_t lump_steps) const;
-  std::vector<Planned> with_spill_cut(std::vector<Planned> dear, const std::vector<Planned>& steps,
-                                      const std::vector<size_t>& others,
-                                      std::vector<Entry> spill) const;
+  std::optional<std::vector<Planned>> with_spill_cut(std::vector<Planned> dear,
+                                                     const std::vector<Planned>& steps,
+                                                     const std::vector<size_t>& others,
+                                                     std::vector<Entry> spill) const;
   std::vector<Batch> cut_in_order(const std::vector<Entry>& entries, double level, size_t most,
                                   size_t& next) const;
   size_t cut_costs(const std::vector<Entry>& entries, double level, size_t most,

@@ -9,7 +9,7 @@
 // level (two cost 0.14-0.24, three too much). Planned together, the lumps are dealt
 // evenly over the steps they fill, and those steps' partners are cut first from the
 // entries that would sit awkwardly in the step left over, at the level that step can be
-// cut to; the worst step 1.169 -> 1.10 and below (bench/plan_dear_regroup.py estimated
+// cut to; the worst step 1.169 -> 1.089 (bench/plan_dear_regroup.py estimated
 // it on the plan's dump first; docs/plan_history.md, thirty-eighth session).
 #include <algorithm>
 #include <cmath>
@@ -39,7 +39,7 @@ constexpr int kLeftoverSpread = 8;
 // Halvings of the budget that find the least level for a cut (2^-30 of it).
 constexpr int kLevelSearchSteps = 30;
 // Windows whose dearest steps hold more samples are not regrouped: the scan cuts the
-// pool some 10,000 times.
+// pool some 30,000 times.
 constexpr size_t kMostRegrouped = 16384;
 
 }  // namespace
@@ -293,6 +293,7 @@ std::optional<std::vector<WindowPlanner::Planned>> WindowPlanner::regroup_deares
   sort_by_key(pool);
   std::vector<Entry> lumps, rest;
   for (const Entry& e : pool) (is_lump(e, true) ? lumps : rest).push_back(e);
+  if (lumps.size() > lump_steps * world_size_) return std::nullopt;
   const std::optional<RegroupChoice> choice = best_regroup(lumps, rest, lump_steps);
   if (!choice) return std::nullopt;
   std::vector<Entry> spill;
@@ -302,11 +303,10 @@ std::optional<std::vector<WindowPlanner::Planned>> WindowPlanner::regroup_deares
 
 // `dear` (the regrouped steps) and the window's `others`, the samples of `spill` cut
 // again with those of the other step whose longest sample is longest (or, with no other
-// step, into a step of their own).
-std::vector<WindowPlanner::Planned> WindowPlanner::with_spill_cut(std::vector<Planned> dear,
-                                                                  const std::vector<Planned>& steps,
-                                                                  const std::vector<size_t>& others,
-                                                                  std::vector<Entry> spill) const {
+// step, into a step of their own); nullopt where W batches cannot hold them.
+std::optional<std::vector<WindowPlanner::Planned>> WindowPlanner::with_spill_cut(
+    std::vector<Planned> dear, const std::vector<Planned>& steps, const std::vector<size_t>& others,
+    std::vector<Entry> spill) const {
   size_t host = steps.size();
   uint64_t host_longest = 0;
   for (size_t s : others)
@@ -323,8 +323,10 @@ std::vector<WindowPlanner::Planned> WindowPlanner::with_spill_cut(std::vector<Pl
   if (spill.empty()) return dear;
   sort_by_key(spill);
   size_t next = 0;
-  dear.push_back(
-      make_step(cut_in_order(spill, least_level_for(spill, world_size_), world_size_, next)));
+  std::vector<Batch> cut =
+      cut_in_order(spill, least_level_for(spill, world_size_), world_size_, next);
+  if (next < spill.size()) return std::nullopt;  // more than W batches at the budget hold
+  dear.push_back(make_step(std::move(cut)));
   return dear;
 }
 

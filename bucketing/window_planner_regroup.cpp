@@ -126,8 +126,10 @@ double WindowPlanner::ratio_of(const std::vector<double>& costs, size_t ranks) {
 // `steps` steps of W.
 std::vector<WindowPlanner::Planned> WindowPlanner::deal_evenly(std::vector<Batch> batches,
                                                                size_t steps) const {
-  std::sort(batches.begin(), batches.end(),
-            [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
+  // Dearest first, ties in key order: the same deal whatever the standard library.
+  std::sort(batches.begin(), batches.end(), [](const Batch& a, const Batch& b) {
+    return a.cost != b.cost ? a.cost > b.cost : by_key(a.entries.front(), b.entries.front());
+  });
   std::vector<std::vector<Batch>> dealt(steps);
   std::vector<double> work(steps, 0.0);
   for (Batch& b : batches) {

@@ -28,10 +28,10 @@ and its deal of batch mates are not modelled, so the pairs figure is that of pla
 Lengths longer than --tokens count as --tokens (--oversize truncate)."""
 import collections
 import json
-import math
 import random
 
-from plan_dump import checked_dump_steps, lengths_cut_to_budget, per_sample_cost, plan_dump_parser
+from plan_dump import (checked_dump_steps, lengths_cut_to_budget, p99, per_sample_cost,
+                       plan_dump_parser, ratio)
 
 TOOL = "plan_dear_regroup"
 AWKWARD_SHORTFALL = 0.92  # a sample is awkward where its best count reaches < 92% of a level
@@ -54,8 +54,7 @@ class Costs:
         return len(samples) * max(self.single[i] for i in samples) if samples else 0.0
 
     def ratio(self, step):
-        costs = [self.batch(b) for b in step]
-        return max(costs) / (sum(costs) / len(costs))
+        return ratio([self.batch(b) for b in step])
 
 
 def cut_at(costs, samples, level):
@@ -227,11 +226,9 @@ def figures(costs, epochs, samples):
             shares.append(again / pairs if pairs else 0.0)
         before = [b for s in steps for b in s if len(b) > 1]
     ordered = sorted(ratios)
-    at = 0.99 * (len(ordered) - 1)
-    low = math.floor(at)
-    p99 = ordered[low] + (ordered[min(low + 1, len(ordered) - 1)] - ordered[low]) * (at - low)
     return {"steps": [len(s) for _, s in sorted(epochs.items())],
-            "padding": (slots - tokens) / slots, "mean": sum(ratios) / len(ratios), "p99": p99,
+            "padding": (slots - tokens) / slots, "mean": sum(ratios) / len(ratios),
+            "p99": p99(ratios),
             "lag1": sum(lags) / len(lags) if lags else 0.0,
             "pairs_again": sum(shares) / len(shares) if shares else None,
             "worst_steps": [round(r, 3) for r in ordered[-4:]]}

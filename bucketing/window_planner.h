@@ -247,11 +247,10 @@ class WindowPlanner {
                                                      std::vector<Entry> spill) const;
   std::vector<Batch> cut_in_order(const std::vector<Entry>& entries, double level, size_t most,
                                   size_t& next) const;
-  size_t cut_costs(const std::vector<Entry>& entries, double level, size_t most,
-                   std::vector<double>* costs) const;
+  size_t cut_spans(const std::vector<Entry>& entries, double level, size_t most,
+                   std::vector<Span>* spans) const;
   double least_level_for(const std::vector<Entry>& entries, size_t most) const;
   std::optional<LeftoverCut> least_leftover_cut(const std::vector<Entry>& entries) const;
-  static double ratio_of(const std::vector<double>& costs, size_t ranks);
   std::vector<Planned> deal_evenly(std::vector<Batch> batches, size_t steps) const;
   bool awkward_at(const Entry& e, double level) const;
   struct StepsLevel {

@@ -44,44 +44,40 @@ constexpr size_t kMostRegrouped = 16384;
 
 }  // namespace
 
-// The batches `entries` (in key order) make, each as long as fits under `level`, at
-// most `most` of them; `next` is set to the first entry not taken.
+// The spans of `entries` (key order) cut in order into batches each as long as fits
+// under `level`, at most `most` of them, appended to `spans` when given; returns where
+// the cut stopped. The one rule every cut of the regroup follows; it allocates nothing
+// else, since the scans below cut the same samples at many levels.
+size_t WindowPlanner::cut_spans(const std::vector<Entry>& entries, double level, size_t most,
+                                std::vector<Span>* spans) const {
+  size_t next = 0;
+  for (size_t made = 0; next < entries.size() && made < most; ++made) {
+    Span span{.begin = next};
+    for (; next < entries.size(); ++next) {
+      const uint64_t longest = std::max(span.longest, entries[next].length);
+      if (span.count > 0 && !limits_.fits_at(span.count + 1, longest, level)) break;
+      span.longest = longest;
+      ++span.count;
+    }
+    span.cost = options_.cost.batch(span.count, span.longest);
+    if (spans) spans->push_back(span);
+  }
+  return next;
+}
+
+// The batches cut_spans cuts; `next` is set to where it stopped.
 std::vector<WindowPlanner::Batch> WindowPlanner::cut_in_order(const std::vector<Entry>& entries,
                                                               double level, size_t most,
                                                               size_t& next) const {
+  std::vector<Span> spans;
+  next = cut_spans(entries, level, most, &spans);
   std::vector<Batch> batches;
-  next = 0;
-  while (next < entries.size() && batches.size() < most) {
-    Batch b;
-    for (; next < entries.size(); ++next) {
-      const uint64_t longest = std::max(b.longest, entries[next].length);
-      if (!b.entries.empty() && !limits_.fits_at(b.entries.size() + 1, longest, level)) break;
-      b.entries.push_back(entries[next]);
-      b.longest = longest;
-    }
-    recost(b);
-    batches.push_back(std::move(b));
+  for (const Span& span : spans) {
+    const auto first = entries.begin() + static_cast<std::ptrdiff_t>(span.begin);
+    batches.push_back(
+        {{first, first + static_cast<std::ptrdiff_t>(span.count)}, span.longest, span.cost});
   }
   return batches;
-}
-
-// Where cutting `entries` (key order) into batches as long as fit under `level` stops
-// after `most` batches; `costs`, when given, gets each batch's cost. Allocates nothing
-// else: the scans below cut the same samples at many levels.
-size_t WindowPlanner::cut_costs(const std::vector<Entry>& entries, double level, size_t most,
-                                std::vector<double>* costs) const {
-  size_t next = 0;
-  for (size_t made = 0; next < entries.size() && made < most; ++made) {
-    uint64_t longest = 0, count = 0;
-    for (; next < entries.size(); ++next) {
-      const uint64_t l = std::max(longest, entries[next].length);
-      if (count > 0 && !limits_.fits_at(count + 1, l, level)) break;
-      longest = l;
-      ++count;
-    }
-    if (costs) costs->push_back(options_.cost.batch(count, longest));
-  }
-  return next;
 }
 
 // The least level at which `entries` make at most `most` batches.
@@ -89,7 +85,7 @@ double WindowPlanner::least_level_for(const std::vector<Entry>& entries, size_t 
   double low = 0, high = limits_.budget;
   for (int k = 0; k < kLevelSearchSteps; ++k) {
     const double mid = (low + high) / 2;
-    (cut_costs(entries, mid, most, nullptr) == entries.size() ? high : low) = mid;
+    (cut_spans(entries, mid, most, nullptr) == entries.size() ? high : low) = mid;
   }
   return high;
 }
@@ -103,23 +99,16 @@ std::optional<WindowPlanner::LeftoverCut> WindowPlanner::least_leftover_cut(
   const double low = least_level_for(entries, kLeftoverSpread * W);
   const double high = least_level_for(entries, W);
   std::optional<LeftoverCut> best;
-  std::vector<double> costs;
+  std::vector<Span> spans;
   for (int k = 0; k <= kLeftoverLevels; ++k) {
     const double level = low * std::pow(high / low, static_cast<double>(k) / kLeftoverLevels);
-    costs.clear();
-    cut_costs(entries, level, W, &costs);
-    if (costs.size() < W) continue;
-    const double ratio = ratio_of(costs, W);
+    spans.clear();
+    cut_spans(entries, level, W, &spans);
+    if (spans.size() < W) continue;
+    const double ratio = imbalance(spans);
     if (!best || ratio < best->ratio) best = LeftoverCut{level, ratio};
   }
   return best;
-}
-
-// max/mean of `costs` over `ranks`.
-double WindowPlanner::ratio_of(const std::vector<double>& costs, size_t ranks) {
-  double total = 0, dearest = 0;
-  for (double c : costs) total += c, dearest = std::max(dearest, c);
-  return total > 0 ? dearest * static_cast<double>(ranks) / total : 1.0;
 }
 
 // `batches` dealt dearest first, each to the step of least work with a rank free, into
@@ -167,16 +156,17 @@ WindowPlanner::RegroupSplit WindowPlanner::split_for(const std::vector<Entry>& r
   RegroupSplit split;
   for (const Entry& e : rest)
     (awkward_at(e, awkward_level) ? split.awkward : split.plain).push_back(e);
-  std::vector<double> costs;
-  split.awkward_taken = cut_costs(split.awkward, partner_level, slots, &costs);
-  split.plain_taken = cut_costs(split.plain, partner_level, slots - costs.size(), &costs);
+  std::vector<Span> partners;
+  split.awkward_taken = cut_spans(split.awkward, partner_level, slots, &partners);
+  split.plain_taken = cut_spans(split.plain, partner_level, slots - partners.size(), &partners);
   const auto from = [](std::vector<Entry>& v, size_t k) {
     return v.begin() + static_cast<std::ptrdiff_t>(k);
   };
   std::merge(from(split.awkward, split.awkward_taken), split.awkward.end(),
              from(split.plain, split.plain_taken), split.plain.end(),
              std::back_inserter(split.left), by_key);
-  if (partner_costs) *partner_costs = std::move(costs);
+  if (partner_costs)
+    for (const Span& span : partners) partner_costs->push_back(span.cost);
   return split;
 }
 
@@ -282,13 +272,9 @@ std::optional<std::vector<WindowPlanner::Planned>> WindowPlanner::regroup_deares
     pool_step(s);
   }
   if (lump_steps == 0 || others.empty()) return std::nullopt;
-  const auto dearest = [&](size_t s) {
-    double d = 0;
-    for (const Batch& b : steps[s].batches) d = std::max(d, b.cost);
-    return d;
-  };
-  const auto next_dearest = std::max_element(
-      others.begin(), others.end(), [&](size_t a, size_t b) { return dearest(a) < dearest(b); });
+  const auto next_dearest = std::max_element(others.begin(), others.end(), [&](size_t a, size_t b) {
+    return kth_dearest(steps[a], 0) < kth_dearest(steps[b], 0);
+  });
   pool_step(*next_dearest);
   others.erase(next_dearest);
   if (pool.size() > kMostRegrouped) return std::nullopt;

@@ -67,11 +67,22 @@ class GreedySegments {
  public:
   GreedySegments(std::vector<uint64_t> lengths, const BatchLimits& limits);
 
-  // As scan_segment_end.
+  // A run of the order, [from, to), cut as if it were the whole order: a segment never
+  // runs past `to`. A later, longer sample inside the run is the whole order's next
+  // longer one, so one GreedySegments answers for every run of it (a window's end is
+  // cut again in two parts at many places: WindowPlanner::split_off_light_tail).
+  struct Run {
+    size_t from = 0, to = 0;
+  };
+  Run all() const { return {0, lengths_.size()}; }
+
+  // As scan_segment_end, over the whole order or over `run` (from <= begin < to).
   size_t end(size_t begin, double level, uint64_t& longest) const;
+  size_t end(size_t begin, Run run, double level, uint64_t& longest) const;
   // How many segments the greedy cut at `level` makes, counting no further than
   // `most` + 1.
   size_t count(double level, size_t most = SIZE_MAX) const;
+  size_t count(Run run, double level, size_t most = SIZE_MAX) const;
 
   // count(), and the levels around `level` at which it stays the same.
   struct Count {
@@ -86,6 +97,15 @@ class GreedySegments {
     double lengthens_at = 0;
   };
   Count count_at(double level, size_t most = SIZE_MAX) const;
+  Count count_at(Run run, double level, size_t most = SIZE_MAX) const;
+
+  // Bisection for the least level at which `run` makes at most `most` segments: [lo, hi]
+  // halved `halvings` times, or until hi - lo <= tolerance x hi; returns hi. Each
+  // count_at tells how far above and below its level the answer stays the same, so the
+  // midpoints inside those ranges are decided without counting: the same midpoints and
+  // the same answers as counting each one.
+  double least_level(Run run, size_t most, double lo, double hi, int halvings,
+                     double tolerance = 0) const;
 
  private:
   // The most samples of which `longest` is the longest that fit at `level` (0 if not

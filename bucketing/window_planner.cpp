@@ -313,35 +313,33 @@ WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entri
 // expensive batch is as cheap as possible; fewer when there are fewer entries.
 std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entry>& entries,
                                                           size_t slots) const {
+  const GreedySegments greedy = segments_of(entries);
+  return cut_into(entries, greedy, greedy.all(), slots);
+}
+
+// The same for the run `run` of `entries` alone, `greedy` the segments of all of them
+// (one GreedySegments for the many runs split_off_light_tail cuts).
+std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entry>& entries,
+                                                          const GreedySegments& greedy,
+                                                          GreedySegments::Run run,
+                                                          size_t slots) const {
   double total = 0, largest = 0;
-  for (const Entry& e : entries) {
-    total += options_.cost.per_sample(e.length);
-    largest = std::max(largest, options_.cost.per_sample(e.length));
+  for (size_t k = run.from; k < run.to; ++k) {
+    total += options_.cost.per_sample(entries[k].length);
+    largest = std::max(largest, options_.cost.per_sample(entries[k].length));
   }
   // Bisection on the level: the cheapest level that needs no more than `slots` batches.
   double lo = std::max(largest, total / static_cast<double>(slots)), hi = limits_.budget;
-  if (lo < hi) {
-    // The cut changes only at a few levels: each count tells how far above and below
-    // its level the answer stays the same (GreedySegments::Count), and midpoints
-    // inside those ranges are decided without counting. Same midpoints, same answers:
-    // the bisection ends where counting each one would.
-    const GreedySegments greedy = segments_of(entries);
-    double fits_from = std::numeric_limits<double>::infinity(), too_many_below = lo;
-    for (int iteration = 0; iteration < 60 && hi - lo > 1e-9 * hi; ++iteration) {
-      const double mid = 0.5 * (lo + hi);
-      bool fits = mid >= fits_from;
-      if (!fits && mid >= too_many_below) {
-        const GreedySegments::Count c = greedy.count_at(mid, slots);
-        fits = c.segments <= slots;
-        if (fits)
-          fits_from = std::min(fits_from, c.dearest);
-        else
-          too_many_below = std::max(too_many_below, c.lengthens_at);
-      }
-      (fits ? hi : lo) = mid;
-    }
+  if (lo < hi) hi = greedy.least_level(run, slots, lo, hi, 60, 1e-9);
+  std::vector<Batch> segments;
+  for (size_t next = run.from; next < run.to;) {
+    Batch& b = segments.emplace_back();
+    const size_t end = greedy.end(next, run, hi, b.longest);
+    b.entries.assign(entries.begin() + static_cast<long>(next),
+                     entries.begin() + static_cast<long>(end));
+    b.cost = options_.cost.batch(b.entries.size(), b.longest);
+    next = end;
   }
-  std::vector<Batch> segments = segment_at(entries, hi);
   // Use every slot: split the most expensive divisible batch until there are enough.
   while (segments.size() < slots) {
     size_t worst = segments.size();

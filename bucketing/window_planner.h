@@ -113,6 +113,7 @@
 
 #include "bucketing/bucketing_options.h"
 #include "bucketing/greedy_segments.h"
+#include "bucketing/leftover_scan.h"
 #include "bucketing/lump_census.h"
 #include "bucketing/split_across_windows.h"
 #include "sampler/plan.h"
@@ -227,9 +228,6 @@ class WindowPlanner {
   struct RegroupChoice {  // the levels a regroup cuts at, and its worst step
     double partner_level = 0, awkward_level = 0, leftover_level = 0, worst = 0;
   };
-  struct LeftoverCut {
-    double level = 0, ratio = 0;
-  };
   std::optional<std::vector<Planned>> regroup_dearest(const std::vector<Planned>& steps) const;
   bool holds_lump(const Planned& step) const;
   std::optional<RegroupChoice> best_regroup(const std::vector<Entry>& lumps,
@@ -250,7 +248,9 @@ class WindowPlanner {
   size_t cut_spans(const std::vector<Entry>& entries, double level, size_t most,
                    std::vector<Span>* spans) const;
   double least_level_for(const std::vector<Entry>& entries, size_t most) const;
-  std::optional<LeftoverCut> least_leftover_cut(const std::vector<Entry>& entries) const;
+  double least_level_for(const GreedySegments& greedy, size_t most) const;
+  std::optional<LeftoverCut> least_leftover_cut(const std::vector<Entry>& entries,
+                                                double beat) const;
   std::vector<Planned> deal_evenly(std::vector<Batch> batches, size_t steps) const;
   bool awkward_at(const Entry& e, double level) const;
   struct StepsLevel {
@@ -299,6 +299,8 @@ class WindowPlanner {
   GreedySegments segments_of(const std::vector<Entry>& entries) const;
   Batch take_segment(const std::vector<Entry>& entries, size_t& next, double level) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
+  std::vector<Batch> cut_into(const std::vector<Entry>& entries, const GreedySegments& greedy,
+                              GreedySegments::Run run, size_t slots) const;
   static bool by_key(const Entry& a, const Entry& b);
   static void sort_by_key(std::vector<Entry>& entries);
   size_t final_step_count(std::vector<Entry>& entries) const;

@@ -165,6 +165,7 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
 
   std::vector<std::vector<Batch>> best{std::move(step)};
   double best_imbalance = before, slots_before = slots(best[0]);
+  const GreedySegments greedy = segments_of(entries);  // every part cut below is a run of it
   for (size_t tail : tails) {
     if (tail < W * kFillerPerBatch || tail >= entries.size()) continue;
     const auto first_short = entries.end() - static_cast<long>(tail);
@@ -174,10 +175,11 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
       continue;
     // The shorter part first: where it alone ends no more level than the best so far, or
     // pads past the slack, the longer part cannot help, and is not cut.
-    std::vector<Batch> shorter = cut_into({first_short, entries.end()}, W);
+    const size_t split = entries.size() - tail;
+    std::vector<Batch> shorter = cut_into(entries, greedy, {split, entries.size()}, W);
     if (imbalance(shorter) >= best_imbalance || slots(shorter) > kSplitSlack * slots_before)
       continue;
-    std::vector<Batch> longer = cut_into({entries.begin(), first_short}, W);
+    std::vector<Batch> longer = cut_into(entries, greedy, {0, split}, W);
     const double after = std::max(imbalance(longer), imbalance(shorter));
     if (after < best_imbalance && slots(longer) + slots(shorter) <= kSplitSlack * slots_before) {
       best_imbalance = after;

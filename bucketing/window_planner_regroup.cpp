@@ -15,9 +15,11 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <vector>
 
+#include "bucketing/leftover_scan.h"
 #include "bucketing/window_planner_parts.h"
 
 namespace evenfeed {
@@ -46,8 +48,8 @@ constexpr size_t kMostRegrouped = 16384;
 
 // The spans of `entries` (key order) cut in order into batches each as long as fits
 // under `level`, at most `most` of them, appended to `spans` when given; returns where
-// the cut stopped. The one rule every cut of the regroup follows; it allocates nothing
-// else, since the scans below cut the same samples at many levels.
+// the cut stopped. The one rule every cut of the regroup follows (the scans of
+// least_leftover_cut find the same spans by GreedySegments' jumps: leftover_scan.h).
 size_t WindowPlanner::cut_spans(const std::vector<Entry>& entries, double level, size_t most,
                                 std::vector<Span>* spans) const {
   size_t next = 0;
@@ -82,33 +84,33 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_in_order(const std::vector<
 
 // The least level at which `entries` make at most `most` batches.
 double WindowPlanner::least_level_for(const std::vector<Entry>& entries, size_t most) const {
-  double low = 0, high = limits_.budget;
-  for (int k = 0; k < kLevelSearchSteps; ++k) {
-    const double mid = (low + high) / 2;
-    (cut_spans(entries, mid, most, nullptr) == entries.size() ? high : low) = mid;
-  }
-  return high;
+  return least_level_for(segments_of(entries), most);
+}
+
+// The same, counted by `greedy` (the segments of those entries): the same cuts as
+// cut_spans', found by jumps rather than by a scan of every sample, and fewer of them
+// (GreedySegments::least_level), since least_leftover_cut asks twice per choice of
+// levels and best_regroup makes 164 choices.
+double WindowPlanner::least_level_for(const GreedySegments& greedy, size_t most) const {
+  return greedy.least_level(greedy.all(), most, 0, limits_.budget, kLevelSearchSteps);
 }
 
 // The level, scanned between the least that cuts `entries` into 8 W batches and the
-// least into W, whose first W batches are most level; nullopt when none makes W.
-std::optional<WindowPlanner::LeftoverCut> WindowPlanner::least_leftover_cut(
-    const std::vector<Entry>& entries) const {
+// least into W, whose first W batches are most level; nullopt when none makes W, or
+// when none is more level than `beat` (leftover_scan.h).
+std::optional<LeftoverCut> WindowPlanner::least_leftover_cut(const std::vector<Entry>& entries,
+                                                             double beat) const {
   const size_t W = world_size_;
   if (entries.empty()) return std::nullopt;
-  const double low = least_level_for(entries, kLeftoverSpread * W);
-  const double high = least_level_for(entries, W);
-  std::optional<LeftoverCut> best;
-  std::vector<Span> spans;
-  for (int k = 0; k <= kLeftoverLevels; ++k) {
-    const double level = low * std::pow(high / low, static_cast<double>(k) / kLeftoverLevels);
-    spans.clear();
-    cut_spans(entries, level, W, &spans);
-    if (spans.size() < W) continue;
-    const double ratio = imbalance(spans);
-    if (!best || ratio < best->ratio) best = LeftoverCut{level, ratio};
-  }
-  return best;
+  const GreedySegments greedy = segments_of(entries);
+  LeftoverScan scan{.world_size = W,
+                    .cost = options_.cost,
+                    .low = least_level_for(greedy, kLeftoverSpread * W),
+                    .high = least_level_for(greedy, W),
+                    .levels = kLeftoverLevels};
+  for (const Entry& e : entries)
+    scan.dearest_alone = std::max(scan.dearest_alone, options_.cost.batch(1, e.length));
+  return most_level_cut(greedy, scan, beat);
 }
 
 // `batches` dealt dearest first, each to the step of least work with a rank free, into
@@ -204,11 +206,16 @@ std::optional<WindowPlanner::RegroupChoice> WindowPlanner::best_regroup(
       std::vector<double> costs;
       const RegroupSplit split =
           split_for(rest, slots, choice.partner_level, choice.awkward_level, &costs);
-      const std::optional<LeftoverCut> cut = least_leftover_cut(split.left);
-      if (!cut) continue;
       for (const Entry& e : lumps) costs.push_back(options_.cost.batch(1, e.length));
-      const double worst = std::max(dealt_worst(std::move(costs), lump_steps), cut->ratio);
-      if (!best || worst < best->worst) {
+      const double dealt = dealt_worst(std::move(costs), lump_steps);
+      // A choice is kept only below the best's worst step: its lumps' steps must be, and
+      // so must its leftover's cut, whose scan gives up the levels that cannot be.
+      const double beat = best ? best->worst : std::numeric_limits<double>::infinity();
+      if (dealt >= beat) continue;
+      const std::optional<LeftoverCut> cut = least_leftover_cut(split.left, beat);
+      if (!cut) continue;
+      const double worst = std::max(dealt, cut->ratio);
+      if (worst < beat) {
         best = choice;
         best->leftover_level = cut->level;
         best->worst = worst;

@@ -110,6 +110,76 @@ TEST(GreedySegments, AgreeWithTheScanEverywhere) {
   }
 }
 
+// A run of the order is cut as that run alone would be: the same ends, longest samples
+// and counts (count_at's three figures) as a GreedySegments of the run's own lengths,
+// for prefixes, suffixes and middles, where the whole order's next longer sample lies
+// inside the run and where it lies past its end.
+TEST(GreedySegments, ARunIsCutAsIfItWereTheWholeOrder) {
+  std::mt19937_64 rng(11);
+  for (const std::vector<uint64_t>& lengths : orders_of(tailed_lengths(240, rng), rng)) {
+    for (const CostModel& cost : {kLinear, kQuadratic}) {
+      for (uint64_t cap : {UINT64_MAX, uint64_t{3}, uint64_t{64}}) {
+        const BatchLimits limits{.cost = cost, .budget = cost.budget(8192), .cap = cap};
+        const GreedySegments whole(lengths, limits);
+        const size_t n = lengths.size();
+        for (const GreedySegments::Run run :
+             {GreedySegments::Run{0, n / 3}, GreedySegments::Run{n / 3, n},
+              GreedySegments::Run{n / 5, n - n / 4}}) {
+          const std::vector<uint64_t> own(lengths.begin() + static_cast<long>(run.from),
+                                          lengths.begin() + static_cast<long>(run.to));
+          const GreedySegments alone(own, limits);
+          std::uniform_real_distribution<double> exponent(-5, 0.2);
+          for (int k = 0; k < 8; ++k) {
+            const double level = limits.budget * std::pow(10.0, exponent(rng));
+            for (size_t begin = run.from; begin < run.to; ++begin) {
+              uint64_t in_run = 0, in_own = 0;
+              ASSERT_EQ(whole.end(begin, run, level, in_run) - run.from,
+                        alone.end(begin - run.from, level, in_own))
+                  << "begin " << begin << " level " << level;
+              ASSERT_EQ(in_run, in_own);
+            }
+            for (size_t most : {size_t{2}, size_t{30}, SIZE_MAX}) {
+              const GreedySegments::Count a = whole.count_at(run, level, most);
+              const GreedySegments::Count b = alone.count_at(level, most);
+              ASSERT_EQ(a.segments, b.segments);
+              ASSERT_EQ(a.dearest, b.dearest);
+              ASSERT_EQ(a.lengthens_at, b.lengthens_at);
+              ASSERT_EQ(whole.count(run, level, most), b.segments);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// least_level skips the midpoints an earlier count decides: it must end where counting
+// every midpoint ends, over whole orders and runs, with and without a tolerance.
+TEST(GreedySegments, LeastLevelEndsWhereCountingEveryMidpointEnds) {
+  std::mt19937_64 rng(13);
+  for (const std::vector<uint64_t>& lengths : orders_of(tailed_lengths(400, rng), rng)) {
+    for (const CostModel& cost : {kLinear, kQuadratic}) {
+      for (uint64_t cap : {UINT64_MAX, uint64_t{16}}) {
+        const BatchLimits limits{.cost = cost, .budget = cost.budget(8192), .cap = cap};
+        const GreedySegments greedy(lengths, limits);
+        for (const GreedySegments::Run run : {greedy.all(), GreedySegments::Run{57, 311}}) {
+          for (size_t most : {size_t{1}, size_t{8}, size_t{64}, size_t{300}}) {
+            for (const auto& [halvings, tolerance] : {std::pair{30, 0.0}, std::pair{60, 1e-9}}) {
+              double lo = 0, hi = limits.budget;
+              for (int k = 0; k < halvings && hi - lo > tolerance * hi; ++k) {
+                const double mid = 0.5 * (lo + hi);
+                (greedy.count(run, mid, most) <= most ? hi : lo) = mid;
+              }
+              EXPECT_EQ(greedy.least_level(run, most, 0, limits.budget, halvings, tolerance), hi)
+                  << "most " << most << " halvings " << halvings;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // The jump: a later, longer sample raises every earlier sample's padding, so the
 // segment stops before it when the count times its cost passes the level.
 TEST(GreedySegments, ALongerSampleLaterEndsTheSegmentBeforeIt) {

@@ -313,8 +313,13 @@ WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entri
 // expensive batch is as cheap as possible; fewer when there are fewer entries.
 std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entry>& entries,
                                                           size_t slots) const {
-  const GreedySegments greedy = segments_of(entries);
-  return cut_into(entries, greedy, greedy.all(), slots);
+  const GreedySegments::Run all{0, entries.size()};
+  double level = 0;
+  {  // counted, then let go before the batches are made: an epoch's end can be millions
+    const GreedySegments greedy = segments_of(entries);
+    level = least_cut_level(entries, greedy, all, slots);
+  }
+  return cut_at(entries, all, level, slots);
 }
 
 // The same for the run `run` of `entries` alone, `greedy` the segments of all of them
@@ -323,18 +328,32 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
                                                           const GreedySegments& greedy,
                                                           GreedySegments::Run run,
                                                           size_t slots) const {
+  return cut_at(entries, run, least_cut_level(entries, greedy, run, slots), slots);
+}
+
+// The cheapest level at which the run cuts into no more than `slots` batches, bisected.
+double WindowPlanner::least_cut_level(const std::vector<Entry>& entries,
+                                      const GreedySegments& greedy, GreedySegments::Run run,
+                                      size_t slots) const {
   double total = 0, largest = 0;
   for (size_t k = run.from; k < run.to; ++k) {
     total += options_.cost.per_sample(entries[k].length);
     largest = std::max(largest, options_.cost.per_sample(entries[k].length));
   }
-  // Bisection on the level: the cheapest level that needs no more than `slots` batches.
-  double lo = std::max(largest, total / static_cast<double>(slots)), hi = limits_.budget;
-  if (lo < hi) hi = greedy.least_level(run, slots, lo, hi, 60, 1e-9);
+  const double lo = std::max(largest, total / static_cast<double>(slots)), hi = limits_.budget;
+  return lo < hi ? greedy.least_level(run, slots, lo, hi, 60, 1e-9) : hi;
+}
+
+// The run cut greedily at `level`, then its dearest batches split until it fills `slots`
+// (where they can be), dearest first.
+std::vector<WindowPlanner::Batch> WindowPlanner::cut_at(const std::vector<Entry>& entries,
+                                                        GreedySegments::Run run, double level,
+                                                        size_t slots) const {
   std::vector<Batch> segments;
   for (size_t next = run.from; next < run.to;) {
     Batch& b = segments.emplace_back();
-    const size_t end = greedy.end(next, run, hi, b.longest);
+    const size_t end = scan_segment_end(
+        run.to, next, level, limits_, [&](size_t k) { return entries[k].length; }, b.longest);
     b.entries.assign(entries.begin() + static_cast<long>(next),
                      entries.begin() + static_cast<long>(end));
     b.cost = options_.cost.batch(b.entries.size(), b.longest);

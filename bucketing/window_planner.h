@@ -301,6 +301,10 @@ class WindowPlanner {
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, const GreedySegments& greedy,
                               GreedySegments::Run run, size_t slots) const;
+  double least_cut_level(const std::vector<Entry>& entries, const GreedySegments& greedy,
+                         GreedySegments::Run run, size_t slots) const;
+  std::vector<Batch> cut_at(const std::vector<Entry>& entries, GreedySegments::Run run,
+                            double level, size_t slots) const;
   static bool by_key(const Entry& a, const Entry& b);
   static void sort_by_key(std::vector<Entry>& entries);
   size_t final_step_count(std::vector<Entry>& entries) const;

@@ -165,7 +165,8 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
 
   std::vector<std::vector<Batch>> best{std::move(step)};
   double best_imbalance = before, slots_before = slots(best[0]);
-  const GreedySegments greedy = segments_of(entries);  // every part cut below is a run of it
+  std::optional<GreedySegments>
+      greedy;  // of `entries`, made once a tail is cut: each part is a run
   for (size_t tail : tails) {
     if (tail < W * kFillerPerBatch || tail >= entries.size()) continue;
     const auto first_short = entries.end() - static_cast<long>(tail);
@@ -176,10 +177,11 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
     // The shorter part first: where it alone ends no more level than the best so far, or
     // pads past the slack, the longer part cannot help, and is not cut.
     const size_t split = entries.size() - tail;
-    std::vector<Batch> shorter = cut_into(entries, greedy, {split, entries.size()}, W);
+    if (!greedy) greedy.emplace(segments_of(entries));
+    std::vector<Batch> shorter = cut_into(entries, *greedy, {split, entries.size()}, W);
     if (imbalance(shorter) >= best_imbalance || slots(shorter) > kSplitSlack * slots_before)
       continue;
-    std::vector<Batch> longer = cut_into(entries, greedy, {0, split}, W);
+    std::vector<Batch> longer = cut_into(entries, *greedy, {0, split}, W);
     const double after = std::max(imbalance(longer), imbalance(shorter));
     if (after < best_imbalance && slots(longer) + slots(shorter) <= kSplitSlack * slots_before) {
       best_imbalance = after;

@@ -2,9 +2,9 @@
 # Quick start, command 2: install what is missing, build, and run the whole test suite.
 # CI runs exactly this (.ci/run). Three stages, each timed:
 #   suite  the normal build (with CUDA when nvcc is found) and every test (build/)
-#   asan   a clang build with ASan+UBSan (and libFuzzer's coverage in the libraries
-#          the fuzzers reach, cmake/Warnings.cmake): every test again, then each parser
-#          fuzzed for EVENFEED_FUZZ_SECONDS (default 20) (build-asan/)
+#   asan   a clang build with ASan+UBSan (and libFuzzer's coverage, but for the planner's
+#          library: cmake/Warnings.cmake): every test again, then each parser fuzzed
+#          for EVENFEED_FUZZ_SECONDS (default 20) (build-asan/)
 #   tsan   the loader and communicator tests, and the cap trial's two plans made at
 #          once, under ThreadSanitizer (build-tsan/)
 # EVENFEED_TEST_STAGES picks stages, e.g. EVENFEED_TEST_STAGES=suite for a quick run.

@@ -274,18 +274,25 @@ void WindowPlanner::count_samples(Planned& step) {
 // (or holding one sample that alone costs more).
 std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<Entry>& entries,
                                                             double level) const {
+  return segment_at(entries, {0, entries.size()}, level);
+}
+
+// The same for the run `run` of `entries` alone: no segment runs past its end.
+std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<Entry>& entries,
+                                                            GreedySegments::Run run,
+                                                            double level) const {
   std::vector<Batch> segments;
-  for (size_t next = 0; next < entries.size();)
-    segments.push_back(take_segment(entries, next, level));
+  for (size_t next = run.from; next < run.to;)
+    segments.push_back(take_segment(entries, next, level, run.to));
   return segments;
 }
 
-// Where the greedy segment of `entries` from `begin` on ends (scan_segment_end):
-// `longest` is set to its longest sample. Needs begin < size.
-size_t WindowPlanner::segment_end(const std::vector<Entry>& entries, size_t begin, double level,
-                                  uint64_t& longest) const {
+// Where the greedy segment of `entries` from `begin` on ends, stopping at `to`
+// (scan_segment_end): `longest` is set to its longest sample. Needs begin < to.
+size_t WindowPlanner::segment_end(const std::vector<Entry>& entries, size_t begin, size_t to,
+                                  double level, uint64_t& longest) const {
   return scan_segment_end(
-      entries.size(), begin, level, limits_, [&](size_t k) { return entries[k].length; }, longest);
+      to, begin, level, limits_, [&](size_t k) { return entries[k].length; }, longest);
 }
 
 // The greedy segments of `entries` at any level, counted without copying a sample
@@ -297,11 +304,17 @@ GreedySegments WindowPlanner::segments_of(const std::vector<Entry>& entries) con
   return GreedySegments(std::move(lengths), limits_);
 }
 
-// The greedy segment of `entries` from `next` on (segment_end); `next` moves past it.
+// The greedy segment of `entries` from `next` on (segment_end), stopping at `to` (the
+// end of `entries` when not given); `next` moves past it.
 WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entries, size_t& next,
                                                  double level) const {
+  return take_segment(entries, next, level, entries.size());
+}
+
+WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entries, size_t& next,
+                                                 double level, size_t to) const {
   Batch b;
-  const size_t end = segment_end(entries, next, level, b.longest);
+  const size_t end = segment_end(entries, next, to, level, b.longest);
   b.entries.assign(entries.begin() + static_cast<long>(next),
                    entries.begin() + static_cast<long>(end));
   b.cost = options_.cost.batch(b.entries.size(), b.longest);
@@ -349,16 +362,7 @@ double WindowPlanner::least_cut_level(const std::vector<Entry>& entries,
 std::vector<WindowPlanner::Batch> WindowPlanner::cut_at(const std::vector<Entry>& entries,
                                                         GreedySegments::Run run, double level,
                                                         size_t slots) const {
-  std::vector<Batch> segments;
-  for (size_t next = run.from; next < run.to;) {
-    Batch& b = segments.emplace_back();
-    const size_t end = scan_segment_end(
-        run.to, next, level, limits_, [&](size_t k) { return entries[k].length; }, b.longest);
-    b.entries.assign(entries.begin() + static_cast<long>(next),
-                     entries.begin() + static_cast<long>(end));
-    b.cost = options_.cost.batch(b.entries.size(), b.longest);
-    next = end;
-  }
+  std::vector<Batch> segments = segment_at(entries, run, level);
   // Use every slot: split the most expensive divisible batch until there are enough.
   while (segments.size() < slots) {
     size_t worst = segments.size();

@@ -294,10 +294,14 @@ class WindowPlanner {
   size_t lump_count(const std::vector<Entry>& entries, bool singletons, bool awkward = false) const;
   void take_back_partners(std::vector<Planned>& planned, std::vector<Entry>& leftover) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
-  size_t segment_end(const std::vector<Entry>& entries, size_t begin, double level,
+  std::vector<Batch> segment_at(const std::vector<Entry>& entries, GreedySegments::Run run,
+                                double level) const;
+  size_t segment_end(const std::vector<Entry>& entries, size_t begin, size_t to, double level,
                      uint64_t& longest) const;
   GreedySegments segments_of(const std::vector<Entry>& entries) const;
   Batch take_segment(const std::vector<Entry>& entries, size_t& next, double level) const;
+  Batch take_segment(const std::vector<Entry>& entries, size_t& next, double level,
+                     size_t to) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, const GreedySegments& greedy,
                               GreedySegments::Run run, size_t slots) const;

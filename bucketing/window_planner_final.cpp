@@ -165,8 +165,8 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
 
   std::vector<std::vector<Batch>> best{std::move(step)};
   double best_imbalance = before, slots_before = slots(best[0]);
-  std::optional<GreedySegments>
-      greedy;  // of `entries`, made once a tail is cut: each part is a run
+  // The segments of `entries`, made once a tail is cut: each part cut is a run of them.
+  std::optional<GreedySegments> greedy;
   for (size_t tail : tails) {
     if (tail < W * kFillerPerBatch || tail >= entries.size()) continue;
     const auto first_short = entries.end() - static_cast<long>(tail);

@@ -20,6 +20,10 @@ level the awkward samples are judged at are scanned, and the regroup whose worst
 is most level kept. The step order is then chosen among 3,000 seeded shuffles for the
 least lag-1 correlation of step mean length.
 
+With --runs (fortieth session) the K steps take the lumps and filler batches in cost
+order, W at a time, instead of dealt evenly: the dearest step holds the documents at the
+budget and the next dearest lumps, and the fillers are cut to 0.20-1.00 of the budget.
+
 The plan's figures before and after are recomputed from the dumps as `evenfeed plan`
 computes them (padding, imbalance mean and p99 under the cost, lag-1 of step mean
 length, pairs of one epoch batched together again in the next), and every sample is
@@ -36,6 +40,7 @@ from plan_dump import (checked_dump_steps, lengths_cut_to_budget, p99, per_sampl
 TOOL = "plan_dear_regroup"
 AWKWARD_SHORTFALL = 0.92  # a sample is awkward where its best count reaches < 92% of a level
 FILLER_LEVELS = (1.0, 0.97, 0.94, 0.91)  # of the budget's cost
+RUNS_FILLER_LEVELS = tuple(0.20 + 0.02 * k for k in range(41))  # with --runs
 AWKWARD_LEVELS = [0.10 + 0.0025 * k for k in range(81)]  # of the budget's cost
 ORDER_SHUFFLES = 3000
 
@@ -115,8 +120,14 @@ def fillers_from(costs, samples, most, level):
     return batches, samples[j:]
 
 
-def deal(costs, batches, steps, width):
-    """`batches` dealt dearest first, each to the step of least work with a rank free."""
+def deal(costs, batches, steps, width, runs=False):
+    """`batches` dealt dearest first, each to the step of least work with a rank free
+    (or, with `runs`, W at a time in cost order)."""
+    if runs:
+        ordered = sorted(batches, key=lambda b: -costs.batch(b))
+        return [ordered[k * width:(k + 1) * width]
+                + [[] for _ in range(width - len(ordered[k * width:(k + 1) * width]))]
+                for k in range(steps)]
     dealt, work = [[] for _ in range(steps)], [0.0] * steps
     for b in sorted(batches, key=lambda b: -costs.batch(b)):
         k = min((k for k in range(steps) if len(dealt[k]) < width), key=lambda k: work[k])
@@ -130,7 +141,7 @@ def is_awkward(costs, i, level):
     return c > level or max(1, int(level / c)) * c < AWKWARD_SHORTFALL * level
 
 
-def regroup_pool(costs, pool, steps_of_lumps, width):
+def regroup_pool(costs, pool, steps_of_lumps, width, runs=False):
     """The lumps' steps and the step left over for `pool` (longest first), and what
     that step could not hold, for the most level scan point."""
     lumps = [i for i in pool if costs.single[i] > 0.5]
@@ -139,7 +150,7 @@ def regroup_pool(costs, pool, steps_of_lumps, width):
     if slots < 0:
         return None
     best = None
-    for filler_level in FILLER_LEVELS:
+    for filler_level in RUNS_FILLER_LEVELS if runs else FILLER_LEVELS:
         for awkward_level in AWKWARD_LEVELS:
             awkward = [i for i in rest if is_awkward(costs, i, awkward_level)]
             fillers, awkward_left = fillers_from(costs, awkward, slots, filler_level)
@@ -147,7 +158,7 @@ def regroup_pool(costs, pool, steps_of_lumps, width):
             more, left = fillers_from(costs, [i for i in rest if i not in taken],
                                       slots - len(fillers), filler_level)
             left = sorted(left + awkward_left, key=lambda i: -costs.lengths[i])
-            top = deal(costs, [[i] for i in lumps] + fillers + more, steps_of_lumps, width)
+            top = deal(costs, [[i] for i in lumps] + fillers + more, steps_of_lumps, width, runs)
             cut = cut_with_spill(costs, left, width)
             if cut is None:
                 continue
@@ -157,7 +168,7 @@ def regroup_pool(costs, pool, steps_of_lumps, width):
     return best
 
 
-def regroup_epoch(costs, steps, width):
+def regroup_epoch(costs, steps, width, runs=False):
     """One epoch's steps (lists of batches) with its dearest ones planned again."""
     with_lumps = [s for s in steps if any(costs.single[i] > 0.5 for b in s for i in b)]
     others = [s for s in steps if s not in with_lumps]
@@ -167,7 +178,7 @@ def regroup_epoch(costs, steps, width):
     others.remove(next_dearest)
     pool = sorted((i for s in with_lumps + [next_dearest] for b in s for i in b),
                   key=lambda i: -costs.lengths[i])
-    found = regroup_pool(costs, pool, len(with_lumps), width)
+    found = regroup_pool(costs, pool, len(with_lumps), width, runs)
     if found is None:
         return steps
     _, dear, spill = found
@@ -239,6 +250,8 @@ def main():
     parser.add_argument("--cap", type=int, required=True,
                         help="the plan's sample cap (the report's max_batch_size)")
     parser.add_argument("--out", help="write the regrouped plan here, as a dump")
+    parser.add_argument("--runs", action="store_true",
+                        help="the lumps' steps take runs of the cost order (see above)")
     args = parser.parse_args()
     lengths = lengths_cut_to_budget(args, TOOL)
     costs = Costs(lengths, args.tokens, args.cost, args.cap)
@@ -247,7 +260,7 @@ def main():
     for (epoch, _), batches in sorted(by_step.items()):
         plan[epoch].append(batches)
     width = len(next(iter(plan.values()))[0])
-    regrouped = {e: least_lag_order(costs, regroup_epoch(costs, steps, width), e)
+    regrouped = {e: least_lag_order(costs, regroup_epoch(costs, steps, width, args.runs), e)
                  for e, steps in plan.items()}
     print("before", json.dumps(figures(costs, plan, len(lengths))))
     print("after ", json.dumps(figures(costs, regrouped, len(lengths))))

@@ -1,7 +1,8 @@
 """Reading an `evenfeed plan --dump` beside the lengths it was planned from, for the
 bench/ scripts that recompute a plan's figures (plan_time_share.py, plan_step_shares.py,
 plan_reshape.py, plan_block_swaps.py, plan_pairs_by_length.py, plan_sample_exchanges.py,
-plan_lump_spread.py, plan_step_cuts.py, plan_step_regroup.py, plan_dear_regroup.py).
+plan_lump_spread.py, plan_step_cuts.py, plan_step_regroup.py, plan_dear_regroup.py,
+plan_pair_split.py, plan_exact_recut.py).
 
 A batch costs as the planner costs it (bucketing/cost_model.h): n x f(longest), with
 f(L) = L (linear) or a L + L^2 (quadratic)."""

@@ -91,3 +91,85 @@ def p99(values):
     """The 99th percentile as `evenfeed plan` reports it: the ceil(0.99 n)-th smallest."""
     values = sorted(values)
     return values[max(0, math.ceil(0.99 * len(values)) - 1)]
+
+
+class CutCosts:
+    """Batch costs as shares of the budget's cost, and plain length-order cuts under a
+    sample cap, for the scripts that cut a dump's steps again."""
+
+    def __init__(self, lengths, tokens, cost, cap):
+        f = per_sample_cost(cost)
+        self.lengths, self.cap = lengths, cap or len(lengths)
+        self.single = [f(n) / f(tokens) for n in lengths]
+
+    def batch(self, b):
+        return len(b) * max(self.single[i] for i in b) if b else 0.0
+
+    def slots(self, b):
+        return len(b) * max(self.lengths[i] for i in b) if b else 0
+
+    def dearest(self, step):
+        return max(self.batch(b) for b in step)
+
+    def ratio(self, step):
+        return ratio([self.batch(b) for b in step])
+
+    def longest_first(self, samples):
+        return sorted(samples, key=lambda i: -self.lengths[i])
+
+    def cut_at(self, samples, level):
+        """`samples` (longest first) cut in order, each batch as many as fit `level`."""
+        batches, current = [], []
+        for i in samples:
+            if current and ((len(current) + 1) * self.single[current[0]] > level + 1e-12
+                            or len(current) >= self.cap):
+                batches.append(current)
+                current = []
+            current.append(i)
+        return batches + ([current] if current else [])
+
+
+def dump_epochs(args, lengths, tool):
+    """The dump's steps by epoch: {epoch: [[samples of each rank] of each step]}, read as
+    checked_dump_steps reads them."""
+    by_step = checked_dump_steps(args, lengths, per_sample_cost(args.cost), tool)
+    epochs = collections.defaultdict(list)
+    for (epoch, _), batches in sorted(by_step.items()):
+        epochs[epoch].append(batches)
+    return epochs
+
+
+def cut_figures(costs, epochs, tool):
+    """Padding, imbalance mean and p99 and time (the sum of each step's dearest batch, in
+    budgets) of `epochs`, as `evenfeed plan` computes them; ends the script with one
+    error line naming `tool` where an epoch does not serve every sample once."""
+    ratios, slots, tokens, time = [], 0, 0, 0.0
+    for epoch, steps in sorted(epochs.items()):
+        served = collections.Counter(i for s in steps for b in s for i in b)
+        if len(served) != len(costs.lengths) or max(served.values()) != 1:
+            raise SystemExit(f"{tool}: epoch {epoch} does not serve every sample once")
+        for s in steps:
+            ratios.append(costs.ratio(s))
+            time += costs.dearest(s)
+            slots += sum(costs.slots(b) for b in s)
+            tokens += sum(costs.lengths[i] for b in s for i in b)
+    return {"padding": round((slots - tokens) / slots, 4),
+            "mean": round(sum(ratios) / len(ratios), 4), "p99": round(p99(ratios), 4),
+            "time_budgets": round(time, 3), "worst_steps": [round(r, 3) for r in sorted(ratios)[-4:]]}
+
+
+def run_cut_script(doc, tool, change_epoch):
+    """The main of a script over LENGTHS DUMP --tokens T --cost C --cap N that changes
+    each epoch's steps with `change_epoch(costs, steps, width)` and prints the figures
+    before and after (cut_figures)."""
+    parser = plan_dump_parser(doc.split("\n\n")[0])
+    parser.add_argument("--cap", type=int, required=True,
+                        help="the plan's sample cap (the report's max_batch_size; 0: none)")
+    args = parser.parse_args()
+    lengths = lengths_cut_to_budget(args, tool)
+    costs = CutCosts(lengths, args.tokens, args.cost, args.cap)
+    epochs = dump_epochs(args, lengths, tool)
+    width = len(epochs[0][0])
+    print("before", json.dumps(cut_figures(costs, epochs, tool)))
+    after = {e: change_epoch(costs, [list(s) for s in steps], width) for e, steps in epochs.items()}
+    print("after ", json.dumps(cut_figures(costs, after, tool)))

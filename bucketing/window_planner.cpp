@@ -81,6 +81,22 @@ void WindowPlanner::sort_by_length(std::vector<PlanItem>& items) const {
   for (size_t i = 0; i < items.size(); ++i) items[i] = tied[i].second;
 }
 
+// What the noisy sort's width takes from a sample's length (see noisy_sort).
+WindowPlanner::NoiseReach WindowPlanner::noise_reach(uint64_t length, double median_per_batch,
+                                                     double padding_allowance) const {
+  NoiseReach reach;
+  reach.per_batch = per_batch(length);
+  reach.log_length = std::log(static_cast<double>(length));
+  if (reach.per_batch > 1) {
+    reach.ahead = static_cast<size_t>(std::ceil(options_.noise * reach.per_batch));
+    const double widened =
+        options_.noise_cap * std::pow(static_cast<double>(reach.per_batch) / median_per_batch, 1.5);
+    reach.cap = std::min(kMaxNoise, std::max(options_.noise_floor, widened));
+    reach.padding_width = std::log1p(padding_allowance / static_cast<double>(length));
+  }
+  return reach;
+}
+
 std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
     const std::vector<PlanItem>& items) const {
   std::vector<Entry> entries(items.size());
@@ -104,25 +120,32 @@ std::vector<WindowPlanner::Entry> WindowPlanner::noisy_sort(
   for (const Entry& e : entries) mean_length += static_cast<double>(e.length);
   mean_length /= static_cast<double>(std::max<size_t>(entries.size(), 1));
   const double padding_allowance = options_.noise_padding * mean_length;
+  // Everything but the neighbour's length and the random term depends on the sample's
+  // length alone, and equal lengths sit together: it is worked out once per length (the
+  // same operations on the same values, so the same keys; a window of sentences holds
+  // millions of samples of a few thousand lengths, and the automatic cap and noise sort
+  // one some twenty times).
+  NoiseReach reach;
+  double log_neighbour = 0;
+  uint64_t neighbour_length = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
-    const uint64_t n = per_batch(entries[i].length);
+    if (i == 0 || entries[i].length != entries[i - 1].length)
+      reach = noise_reach(entries[i].length, median_per_batch, padding_allowance);
     double width = 0;
-    if (n > 1) {
-      const size_t j =
-          std::min(entries.size() - 1, i + static_cast<size_t>(std::ceil(options_.noise * n)));
-      const double widened =
-          options_.noise_cap * std::pow(static_cast<double>(n) / median_per_batch, 1.5);
-      const double cap = std::min(kMaxNoise, std::max(options_.noise_floor, widened));
-      width = std::min(cap, std::log(static_cast<double>(entries[j].length)) -
-                                std::log(static_cast<double>(entries[i].length)));
+    if (reach.per_batch > 1) {
+      const uint64_t neighbour = entries[std::min(entries.size() - 1, i + reach.ahead)].length;
+      if (neighbour != neighbour_length) {
+        neighbour_length = neighbour;
+        log_neighbour = std::log(static_cast<double>(neighbour));
+      }
+      width = std::min(reach.cap, log_neighbour - reach.log_length);
       // A sample sorted up by `width` may be padded by about length x (e^width - 1)
       // tokens: keep that under the allowance, whatever the sample's length.
-      width =
-          std::min(width, std::log1p(padding_allowance / static_cast<double>(entries[i].length)));
+      width = std::min(width, reach.padding_width);
     }
     CounterRng rng(seed_, RngStream::kSortNoise, epoch_, entries[i].id);
     // Only lengths are read above, so the key can be written in place.
-    entries[i].key = std::log(static_cast<double>(entries[i].length)) + rng.uniform() * width;
+    entries[i].key = reach.log_length + rng.uniform() * width;
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.key != b.key ? a.key > b.key : a.tie != b.tie ? a.tie < b.tie : a.id < b.id;

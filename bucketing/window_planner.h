@@ -173,6 +173,15 @@ class WindowPlanner {
   struct Batch;
 
   std::vector<Entry> noisy_sort(const std::vector<PlanItem>& items) const;
+  // A length's samples per batch, its log, how many places ahead its noise looks, and
+  // its width's caps (by the samples per batch, and by the padding allowance).
+  struct NoiseReach {
+    uint64_t per_batch = 1;
+    double log_length = 0;
+    size_t ahead = 0;
+    double cap = 0, padding_width = 0;
+  };
+  NoiseReach noise_reach(uint64_t length, double median_per_batch, double padding_allowance) const;
   uint64_t tie_of(uint64_t id) const;
   static bool before_by_length(uint64_t length_a, uint64_t tie_a, uint64_t id_a, uint64_t length_b,
                                uint64_t tie_b, uint64_t id_b);

@@ -11,7 +11,8 @@
 # paragraphs and sentences; the 2- and 10-million-sample files are draws with
 # replacement from them (fixed seed), so the distribution is the corpus's and only the
 # count changes. Beside the planner's O(window), the command holds every length of
-# `--lengths` (8 bytes a sample) and the report's per-sample tallies (10 bytes).
+# `--lengths` (8 bytes a sample) and the report's per-sample tallies (6 bytes, 10 from
+# a second epoch on).
 set -euo pipefail
 bin=$1 dir=$2 out=${3:-/tmp/plan_at_scale}
 mkdir -p "$out"

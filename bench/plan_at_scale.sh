@@ -14,6 +14,11 @@
 # `--lengths` (8 bytes a sample) and the report's per-sample tallies (6 bytes, 10 from
 # a second epoch on).
 set -euo pipefail
+if [ $# -lt 2 ] || [ ! -x "$1" ] || [ ! -d "$2" ]; then
+  echo "plan_at_scale.sh: usage: bench/plan_at_scale.sh EVENFEED CORPORA_DIR [OUT_DIR]" \
+    "(EVENFEED the built binary; CORPORA_DIR from bench/make_length_corpora.py)" >&2
+  exit 2
+fi
 bin=$1 dir=$2 out=${3:-/tmp/plan_at_scale}
 mkdir -p "$out"
 for corpus in doc_paragraphs doc_sentences; do

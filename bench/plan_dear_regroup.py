@@ -125,9 +125,8 @@ def deal(costs, batches, steps, width, runs=False):
     (or, with `runs`, W at a time in cost order)."""
     if runs:
         ordered = sorted(batches, key=lambda b: -costs.batch(b))
-        return [ordered[k * width:(k + 1) * width]
-                + [[] for _ in range(width - len(ordered[k * width:(k + 1) * width]))]
-                for k in range(steps)]
+        runs_of = [ordered[k * width:(k + 1) * width] for k in range(steps)]
+        return [r + [[] for _ in range(width - len(r))] for r in runs_of]
     dealt, work = [[] for _ in range(steps)], [0.0] * steps
     for b in sorted(batches, key=lambda b: -costs.batch(b)):
         k = min((k for k in range(steps) if len(dealt[k]) < width), key=lambda k: work[k])

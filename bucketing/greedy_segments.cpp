@@ -19,18 +19,15 @@ GreedySegments::GreedySegments(std::vector<uint64_t> lengths, const BatchLimits&
 
 size_t GreedySegments::most_at(uint64_t longest, double level) const {
   const size_t size = lengths_.size();
-  // BatchLimits::fits_at with the sample's cost worked out once (the same products, so
-  // the same answers): most of a plan's time at 64 ranks is spent here.
+  // The sample's cost worked out once: most of a plan's time at 64 ranks is spent here.
   const double per_sample = limits_.cost.per_sample(longest);
-  const double ceiling = std::min(level, limits_.budget);
   const auto fits = [&](uint64_t count) {
-    return count <= limits_.cap && static_cast<double>(count) * per_sample <= ceiling &&
-           (limits_.token_bound == 0 || count * longest <= limits_.token_bound);
+    return limits_.fits_at(count, longest, per_sample, level);
   };
   // A first guess from the cost alone, then corrected with the exact test: the count
   // it gives must be the scan's to the last sample.
-  const double guess =
-      per_sample > 0 ? std::floor(ceiling / per_sample) : static_cast<double>(size);
+  const double guess = per_sample > 0 ? std::floor(std::min(level, limits_.budget) / per_sample)
+                                      : static_cast<double>(size);
   double bounded = std::min({guess, static_cast<double>(size),
                              static_cast<double>(std::min<uint64_t>(limits_.cap, size))});
   if (limits_.token_bound > 0 && longest > 0)
@@ -67,10 +64,6 @@ size_t GreedySegments::end(size_t begin, Run run, double level, uint64_t& longes
 
 size_t GreedySegments::count(double level, size_t most) const {
   return count_at(all(), level, most).segments;
-}
-
-size_t GreedySegments::count(Run run, double level, size_t most) const {
-  return count_at(run, level, most).segments;
 }
 
 GreedySegments::Count GreedySegments::count_at(double level, size_t most) const {

@@ -39,7 +39,14 @@ struct BatchLimits {
   }
   // Whether `count` samples padded to `longest` fit and cost at most `level`.
   bool fits_at(uint64_t count, uint64_t longest, double level) const {
-    return fits(count, longest) && cost.batch(count, longest) <= level;
+    return fits_at(count, longest, cost.per_sample(longest), level);
+  }
+  // The same, given `per_sample` = cost.per_sample(longest): a caller that asks for many
+  // counts at one length works it out once (GreedySegments::most_at).
+  bool fits_at(uint64_t count, uint64_t longest, double per_sample, double level) const {
+    const double batch = static_cast<double>(count) * per_sample;  // cost.batch's product
+    return count <= cap && batch <= budget && batch <= level &&
+           (token_bound == 0 || count * longest <= token_bound);
   }
 };
 
@@ -82,7 +89,6 @@ class GreedySegments {
   // How many segments the greedy cut at `level` makes, counting no further than
   // `most` + 1.
   size_t count(double level, size_t most = SIZE_MAX) const;
-  size_t count(Run run, double level, size_t most = SIZE_MAX) const;
 
   // count(), and the levels around `level` at which it stays the same.
   struct Count {

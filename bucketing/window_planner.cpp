@@ -373,8 +373,9 @@ double WindowPlanner::least_cut_level(const std::vector<Entry>& entries,
                                       size_t slots) const {
   double total = 0, largest = 0;
   for (size_t k = run.from; k < run.to; ++k) {
-    total += options_.cost.per_sample(entries[k].length);
-    largest = std::max(largest, options_.cost.per_sample(entries[k].length));
+    const double cost = options_.cost.per_sample(entries[k].length);
+    total += cost;
+    largest = std::max(largest, cost);
   }
   const double lo = std::max(largest, total / static_cast<double>(slots)), hi = limits_.budget;
   return lo < hi ? greedy.least_level(run, slots, lo, hi, 60, 1e-9) : hi;

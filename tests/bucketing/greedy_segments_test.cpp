@@ -144,7 +144,7 @@ TEST(GreedySegments, ARunIsCutAsIfItWereTheWholeOrder) {
               ASSERT_EQ(a.segments, b.segments);
               ASSERT_EQ(a.dearest, b.dearest);
               ASSERT_EQ(a.lengthens_at, b.lengthens_at);
-              ASSERT_EQ(whole.count(run, level, most), b.segments);
+              ASSERT_EQ(whole.count_at(run, level, most).segments, b.segments);
             }
           }
         }
@@ -168,7 +168,7 @@ TEST(GreedySegments, LeastLevelEndsWhereCountingEveryMidpointEnds) {
               double lo = 0, hi = limits.budget;
               for (int k = 0; k < halvings && hi - lo > tolerance * hi; ++k) {
                 const double mid = 0.5 * (lo + hi);
-                (greedy.count(run, mid, most) <= most ? hi : lo) = mid;
+                (greedy.count_at(run, mid, most).segments <= most ? hi : lo) = mid;
               }
               EXPECT_EQ(greedy.least_level(run, most, 0, limits.budget, halvings, tolerance), hi)
                   << "most " << most << " halvings " << halvings;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Planning time of two builds of evenfeed, alternating, on the length corpora of
 # bench/make_length_corpora.py: wall and user seconds and peak memory per command.
-#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small]
+#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small|wide]
 # (BENCHMARKS.md, "Planning speed and memory"). Alternating the builds in each round
 # keeps a shared machine's load from favouring one of them. `small` (default `large`)
-# times small corpora at 64 ranks instead, where the epoch's end is most of the work.
+# times small corpora at 64 ranks instead, where the epoch's end is most of the work;
+# `wide` a million paragraphs at 256 to 1,000 ranks, whose epochs are a few steps, so
+# that the epoch's end is nearly all the corpus.
 set -euo pipefail
 old=$1 new=$2 rounds=$3 dir=$4 set=${5:-large}
 common=(--oversize truncate --no-baselines --json)
@@ -26,10 +28,17 @@ small=(
   "--synthetic 20000 --world-size 64 --tokens-per-rank 8192 --cost quadratic --epochs 2"
   "--lengths $dir/markup_docs.txt --world-size 64 --tokens-per-rank 4096 --cost linear --epochs 2"
 )
+wide=(
+  "--lengths $dir/doc_paragraphs.txt --world-size 256 --tokens-per-rank 32768 --cost linear --epochs 1"
+  "--lengths $dir/doc_paragraphs.txt --world-size 512 --tokens-per-rank 32768 --cost linear --epochs 1"
+  "--lengths $dir/doc_paragraphs.txt --world-size 1000 --tokens-per-rank 16384 --cost linear --epochs 1"
+  "--lengths $dir/doc_paragraphs.txt --world-size 512 --tokens-per-rank 16384 --cost quadratic --epochs 1"
+)
 case $set in
   large) cases=("${large[@]}") ;;
   small) cases=("${small[@]}") ;;
-  *) echo "plan_timing.sh: the case set must be large or small, not '$set'" >&2; exit 2 ;;
+  wide) cases=("${wide[@]}") ;;
+  *) echo "plan_timing.sh: the case set must be large, small or wide, not '$set'" >&2; exit 2 ;;
 esac
 for round in $(seq "$rounds"); do
   for i in "${!cases[@]}"; do

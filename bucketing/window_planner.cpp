@@ -297,16 +297,9 @@ void WindowPlanner::count_samples(Planned& step) {
 // (or holding one sample that alone costs more).
 std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<Entry>& entries,
                                                             double level) const {
-  return segment_at(entries, {0, entries.size()}, level);
-}
-
-// The same for the run `run` of `entries` alone: no segment runs past its end.
-std::vector<WindowPlanner::Batch> WindowPlanner::segment_at(const std::vector<Entry>& entries,
-                                                            GreedySegments::Run run,
-                                                            double level) const {
   std::vector<Batch> segments;
-  for (size_t next = run.from; next < run.to;)
-    segments.push_back(take_segment(entries, next, level, run.to));
+  for (size_t next = 0; next < entries.size();)
+    segments.push_back(take_segment(entries, next, level));
   return segments;
 }
 
@@ -327,17 +320,11 @@ GreedySegments WindowPlanner::segments_of(const std::vector<Entry>& entries) con
   return GreedySegments(std::move(lengths), limits_);
 }
 
-// The greedy segment of `entries` from `next` on (segment_end), stopping at `to` (the
-// end of `entries` when not given); `next` moves past it.
+// The greedy segment of `entries` from `next` on (segment_end); `next` moves past it.
 WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entries, size_t& next,
                                                  double level) const {
-  return take_segment(entries, next, level, entries.size());
-}
-
-WindowPlanner::Batch WindowPlanner::take_segment(const std::vector<Entry>& entries, size_t& next,
-                                                 double level, size_t to) const {
   Batch b;
-  const size_t end = segment_end(entries, next, to, level, b.longest);
+  const size_t end = segment_end(entries, next, entries.size(), level, b.longest);
   b.entries.assign(entries.begin() + static_cast<long>(next),
                    entries.begin() + static_cast<long>(end));
   b.cost = options_.cost.batch(b.entries.size(), b.longest);
@@ -356,15 +343,6 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
     level = least_cut_level(entries, greedy, all, slots);
   }
   return cut_at(entries, all, level, slots);
-}
-
-// The same for the run `run` of `entries` alone, `greedy` the segments of all of them
-// (one GreedySegments for the many runs split_off_light_tail cuts).
-std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entry>& entries,
-                                                          const GreedySegments& greedy,
-                                                          GreedySegments::Run run,
-                                                          size_t slots) const {
-  return cut_at(entries, run, least_cut_level(entries, greedy, run, slots), slots);
 }
 
 // The cheapest level at which the run cuts into no more than `slots` batches, bisected.
@@ -386,32 +364,84 @@ double WindowPlanner::least_cut_level(const std::vector<Entry>& entries,
 std::vector<WindowPlanner::Batch> WindowPlanner::cut_at(const std::vector<Entry>& entries,
                                                         GreedySegments::Run run, double level,
                                                         size_t slots) const {
-  std::vector<Batch> segments = segment_at(entries, run, level);
-  // Use every slot: split the most expensive divisible batch until there are enough.
-  while (segments.size() < slots) {
-    size_t worst = segments.size();
-    for (size_t k = 0; k < segments.size(); ++k) {
-      if (segments[k].entries.size() >= 2 &&
-          (worst == segments.size() || segments[k].cost > segments[worst].cost)) {
-        worst = k;
-      }
-    }
-    if (worst == segments.size()) break;
-    Batch& b = segments[worst];
-    Batch tail;
-    tail.entries.assign(b.entries.begin() + static_cast<long>(b.entries.size() / 2),
-                        b.entries.end());
-    b.entries.resize(b.entries.size() / 2);
-    for (Batch* part : {&b, &tail}) {
-      part->longest = 0;
-      for (const Entry& e : part->entries) part->longest = std::max(part->longest, e.length);
-      part->cost = options_.cost.batch(part->entries.size(), part->longest);
-    }
-    segments.push_back(std::move(tail));
+  return batches_of(entries, cut_spans_at(entries, run, level, slots, nullptr));
+}
+
+// The batches `spans` of `entries` hold.
+std::vector<WindowPlanner::Batch> WindowPlanner::batches_of(const std::vector<Entry>& entries,
+                                                            const std::vector<Span>& spans) {
+  std::vector<Batch> batches;
+  batches.reserve(spans.size());
+  for (const Span& span : spans) {
+    const auto first = entries.begin() + static_cast<std::ptrdiff_t>(span.begin);
+    batches.push_back(
+        {{first, first + static_cast<std::ptrdiff_t>(span.count)}, span.longest, span.cost});
   }
-  std::stable_sort(segments.begin(), segments.end(),
-                   [](const Batch& a, const Batch& b) { return a.cost > b.cost; });
-  return segments;
+  return batches;
+}
+
+// cut_at's batches as spans of `entries`, not a sample copied: what a caller that only
+// weighs a cut needs (split_off_light_tail weighs one per batch of a step, and at a
+// thousand ranks an epoch's end of a million samples is a step or two). `greedy`, the
+// segments of all of `entries`, finds each segment in a few steps where given.
+std::vector<WindowPlanner::Span> WindowPlanner::cut_spans_at(const std::vector<Entry>& entries,
+                                                             GreedySegments::Run run, double level,
+                                                             size_t slots,
+                                                             const GreedySegments* greedy) const {
+  std::vector<Span> spans;
+  for (size_t next = run.from; next < run.to;) {
+    Span span{.begin = next};
+    const size_t end = greedy ? greedy->end(next, run, level, span.longest)
+                              : segment_end(entries, next, run.to, level, span.longest);
+    span.count = end - next;
+    span.cost = options_.cost.batch(span.count, span.longest);
+    spans.push_back(span);
+    next = end;
+  }
+  split_dearest(entries, spans, slots);
+  std::stable_sort(spans.begin(), spans.end(),
+                   [](const Span& a, const Span& b) { return a.cost > b.cost; });
+  return spans;
+}
+
+// Uses every slot: halves the dearest span of two or more samples (the first of equal
+// ones) until there are `slots`, or none can be halved; the second half goes last. A
+// heap of the spans that can be, so a cut into a thousand slots is not a thousand scans
+// of a thousand spans.
+void WindowPlanner::split_dearest(const std::vector<Entry>& entries, std::vector<Span>& spans,
+                                  size_t slots) const {
+  // The heap's top is the dearest, and of equal ones the first.
+  const auto after = [&spans](size_t a, size_t b) {
+    return spans[a].cost != spans[b].cost ? spans[a].cost < spans[b].cost : a > b;
+  };
+  std::vector<size_t> heap;
+  for (size_t k = 0; k < spans.size(); ++k)
+    if (spans[k].count >= 2) heap.push_back(k);
+  std::make_heap(heap.begin(), heap.end(), after);
+  auto recost = [&](Span& span) {
+    span.longest = 0;
+    for (size_t k = span.begin; k < span.begin + span.count; ++k)
+      span.longest = std::max(span.longest, entries[k].length);
+    span.cost = options_.cost.batch(span.count, span.longest);
+  };
+  auto push = [&](size_t k) {
+    if (spans[k].count < 2) return;
+    heap.push_back(k);
+    std::push_heap(heap.begin(), heap.end(), after);
+  };
+  while (spans.size() < slots && !heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    const size_t worst = heap.back();
+    heap.pop_back();
+    Span& first = spans[worst];
+    Span second{.begin = first.begin + first.count / 2, .count = first.count - first.count / 2};
+    first.count /= 2;
+    recost(first);
+    recost(second);
+    spans.push_back(second);
+    push(worst);
+    push(spans.size() - 1);
+  }
 }
 
 // Longest (noisy key) first; ties by a per-epoch hash, then id.

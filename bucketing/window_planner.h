@@ -303,30 +303,32 @@ class WindowPlanner {
   size_t lump_count(const std::vector<Entry>& entries, bool singletons, bool awkward = false) const;
   void take_back_partners(std::vector<Planned>& planned, std::vector<Entry>& leftover) const;
   std::vector<Batch> segment_at(const std::vector<Entry>& entries, double level) const;
-  std::vector<Batch> segment_at(const std::vector<Entry>& entries, GreedySegments::Run run,
-                                double level) const;
   size_t segment_end(const std::vector<Entry>& entries, size_t begin, size_t to, double level,
                      uint64_t& longest) const;
   GreedySegments segments_of(const std::vector<Entry>& entries) const;
   Batch take_segment(const std::vector<Entry>& entries, size_t& next, double level) const;
-  Batch take_segment(const std::vector<Entry>& entries, size_t& next, double level,
-                     size_t to) const;
   std::vector<Batch> cut_into(const std::vector<Entry>& entries, size_t slots) const;
-  std::vector<Batch> cut_into(const std::vector<Entry>& entries, const GreedySegments& greedy,
-                              GreedySegments::Run run, size_t slots) const;
   double least_cut_level(const std::vector<Entry>& entries, const GreedySegments& greedy,
                          GreedySegments::Run run, size_t slots) const;
   std::vector<Batch> cut_at(const std::vector<Entry>& entries, GreedySegments::Run run,
                             double level, size_t slots) const;
+  std::vector<Span> cut_spans_at(const std::vector<Entry>& entries, GreedySegments::Run run,
+                                 double level, size_t slots, const GreedySegments* greedy) const;
+  void split_dearest(const std::vector<Entry>& entries, std::vector<Span>& spans,
+                     size_t slots) const;
   static bool by_key(const Entry& a, const Entry& b);
   static void sort_by_key(std::vector<Entry>& entries);
   size_t final_step_count(std::vector<Entry>& entries) const;
+  size_t final_step_count(const std::vector<Entry>& sorted, const GreedySegments& greedy) const;
   bool last_final_step_light(std::vector<Entry>& entries) const;
   std::vector<Planned> final_cut(std::vector<Entry> leftover) const;
   std::vector<Planned> cut_final_steps(std::vector<Entry>& sorted) const;
   double imbalance(const std::vector<Batch>& batches) const;
   std::vector<std::vector<Batch>> split_off_light_tail(std::vector<Batch> step) const;
   static double slots(const std::vector<Batch>& batches);
+  static double slots(const std::vector<Span>& spans);
+  static std::vector<Batch> batches_of(const std::vector<Entry>& entries,
+                                       const std::vector<Span>& spans);
   double imbalance(const Planned& step) const;
   static void count_samples(Planned& step);
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step, double& room) const;

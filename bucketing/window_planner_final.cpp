@@ -62,21 +62,31 @@ static constexpr size_t kMostCappedStepsRejoined = 8;
 // for their segments at the full budget in key order. Sorts `entries` by key.
 size_t WindowPlanner::final_step_count(std::vector<Entry>& entries) const {
   sort_by_key(entries);
+  return final_step_count(entries, segments_of(entries));
+}
+
+// The same for entries in key order, `greedy` their segments.
+size_t WindowPlanner::final_step_count(const std::vector<Entry>& sorted,
+                                       const GreedySegments& greedy) const {
   double total = 0;
-  for (const Entry& e : entries) total += options_.cost.per_sample(e.length);
+  for (const Entry& e : sorted) total += options_.cost.per_sample(e.length);
   const double per_step = static_cast<double>(world_size_) * limits_.budget;
   const size_t by_mass = std::max<size_t>(1, static_cast<size_t>(std::ceil(total / per_step)));
-  const size_t by_segments =
-      (segments_of(entries).count(limits_.budget) + world_size_ - 1) / world_size_;
+  const size_t by_segments = (greedy.count(limits_.budget) + world_size_ - 1) / world_size_;
   return std::max(by_mass, by_segments);
 }
 
 // True when a final cut of `entries` would take more than one step and its last step
 // could not give every rank half the budget. Sorts `entries` by key.
 bool WindowPlanner::last_final_step_light(std::vector<Entry>& entries) const {
-  const size_t steps = final_step_count(entries);
+  sort_by_key(entries);
+  // Weighed as spans: take_back_until_levellable asks again after each step it takes back.
+  const GreedySegments greedy = segments_of(entries);
+  const size_t steps = final_step_count(entries, greedy);
   if (steps <= 1) return false;
-  const std::vector<Batch> segments = cut_into(entries, steps * world_size_);
+  const size_t slots = steps * world_size_;
+  const std::vector<Span> segments = cut_spans_at(
+      entries, greedy.all(), least_cut_level(entries, greedy, greedy.all(), slots), slots, &greedy);
   double tail = 0;
   for (size_t k = (steps - 1) * world_size_; k < segments.size(); ++k) tail += segments[k].cost;
   uint64_t longest = 1;
@@ -162,33 +172,39 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
          per_batch(entries[entries.size() - 1 - fillers].length) >= kFillerPerBatch)
     ++fillers;
   tails.push_back(fillers);
+  // longest_from[k]: the longest of entries[k...].
+  std::vector<uint64_t> longest_from(entries.size() + 1, 0);
+  for (size_t k = entries.size(); k-- > 0;)
+    longest_from[k] = std::max(longest_from[k + 1], entries[k].length);
 
-  std::vector<std::vector<Batch>> best{std::move(step)};
-  double best_imbalance = before, slots_before = slots(best[0]);
-  // The segments of `entries`, made once a tail is cut: each part cut is a run of them.
-  std::optional<GreedySegments> greedy;
+  // Each part is weighed as spans (a cut per batch of the step, each of up to all its
+  // samples); only the chosen split is made into batches.
+  double best_imbalance = before;
+  const double slots_before = slots(step);
+  std::optional<std::pair<std::vector<Span>, std::vector<Span>>> chosen;
+  std::optional<GreedySegments> greedy;  // made once a tail is cut
+  auto cut = [&](GreedySegments::Run run) {
+    if (!greedy) greedy.emplace(segments_of(entries));
+    return cut_spans_at(entries, run, least_cut_level(entries, *greedy, run, W), W, &*greedy);
+  };
   for (size_t tail : tails) {
     if (tail < W * kFillerPerBatch || tail >= entries.size()) continue;
-    const auto first_short = entries.end() - static_cast<long>(tail);
-    if (per_batch(std::max_element(first_short, entries.end(), [](const Entry& a, const Entry& b) {
-                    return a.length < b.length;
-                  })->length) < kFillerPerBatch)
-      continue;
+    const size_t split = entries.size() - tail;
+    if (per_batch(longest_from[split]) < kFillerPerBatch) continue;
     // The shorter part first: where it alone ends no more level than the best so far, or
     // pads past the slack, the longer part cannot help, and is not cut.
-    const size_t split = entries.size() - tail;
-    if (!greedy) greedy.emplace(segments_of(entries));
-    std::vector<Batch> shorter = cut_into(entries, *greedy, {split, entries.size()}, W);
+    std::vector<Span> shorter = cut({split, entries.size()});
     if (imbalance(shorter) >= best_imbalance || slots(shorter) > kSplitSlack * slots_before)
       continue;
-    std::vector<Batch> longer = cut_into(entries, *greedy, {0, split}, W);
+    std::vector<Span> longer = cut({0, split});
     const double after = std::max(imbalance(longer), imbalance(shorter));
     if (after < best_imbalance && slots(longer) + slots(shorter) <= kSplitSlack * slots_before) {
       best_imbalance = after;
-      best = {std::move(longer), std::move(shorter)};
+      chosen.emplace(std::move(longer), std::move(shorter));
     }
   }
-  return best;
+  if (!chosen) return {std::move(step)};
+  return {batches_of(entries, chosen->first), batches_of(entries, chosen->second)};
 }
 
 // Padded token slots of `batches` (count x longest, summed).
@@ -196,6 +212,15 @@ double WindowPlanner::slots(const std::vector<Batch>& batches) {
   double total = 0;
   for (const Batch& b : batches)
     total += static_cast<double>(b.entries.size()) * static_cast<double>(b.longest);
+  return total;
+}
+
+// The same for spans, summed in their order (so a cut weighed as spans and as the
+// batches they make counts the same slots, to the last bit).
+double WindowPlanner::slots(const std::vector<Span>& spans) {
+  double total = 0;
+  for (const Span& s : spans)
+    total += static_cast<double>(s.count) * static_cast<double>(s.longest);
   return total;
 }
 
@@ -843,12 +868,18 @@ void WindowPlanner::take_back_until_levellable(Work& work) const {
     return mass < static_cast<double>(W) * std::max(largest, 0.5 * reachable(longest));
   };
   while (!work.planned.empty() && mass_short()) take_back(work.planned.end() - 1);
+  // last_final_step_light sorts the leftover by key; each step taken back after is
+  // sorted and merged in, so the next check does not sort it all again.
   while (last_final_step_light(work.leftover)) {
     auto finest =
         std::max_element(work.planned.begin(), work.planned.end(),
                          [](const Planned& x, const Planned& y) { return x.samples < y.samples; });
     if (finest == work.planned.end() || finest->samples <= W) break;
+    const auto sorted = static_cast<std::ptrdiff_t>(work.leftover.size());
     take_back(finest);
+    const auto middle = work.leftover.begin() + sorted;
+    std::sort(middle, work.leftover.end(), by_key);
+    std::inplace_merge(work.leftover.begin(), middle, work.leftover.end(), by_key);
   }
 }
 

@@ -73,13 +73,7 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_in_order(const std::vector<
                                                               size_t& next) const {
   std::vector<Span> spans;
   next = cut_spans(entries, level, most, &spans);
-  std::vector<Batch> batches;
-  for (const Span& span : spans) {
-    const auto first = entries.begin() + static_cast<std::ptrdiff_t>(span.begin);
-    batches.push_back(
-        {{first, first + static_cast<std::ptrdiff_t>(span.count)}, span.longest, span.cost});
-  }
-  return batches;
+  return batches_of(entries, spans);
 }
 
 // The least level at which `entries` make at most `most` batches.

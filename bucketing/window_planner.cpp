@@ -355,6 +355,12 @@ double WindowPlanner::least_cut_level(const std::vector<Entry>& entries,
     total += cost;
     largest = std::max(largest, cost);
   }
+  return least_cut_level(greedy, run, slots, total, largest);
+}
+
+// The same, given the run's summed cost and its dearest sample's.
+double WindowPlanner::least_cut_level(const GreedySegments& greedy, GreedySegments::Run run,
+                                      size_t slots, double total, double largest) const {
   const double lo = std::max(largest, total / static_cast<double>(slots)), hi = limits_.budget;
   return lo < hi ? greedy.least_level(run, slots, lo, hi, 60, 1e-9) : hi;
 }

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "bucketing/absorb_steps.h"
+#include "bucketing/end_runs.h"
 #include "bucketing/greedy_segments.h"
 #include "bucketing/level_by_moves.h"
 #include "bucketing/lump_runs.h"
@@ -172,11 +173,8 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
          per_batch(entries[entries.size() - 1 - fillers].length) >= kFillerPerBatch)
     ++fillers;
   tails.push_back(fillers);
-  // longest_from[k]: the longest of entries[k...].
-  std::vector<uint64_t> longest_from(entries.size() + 1, 0);
-  for (size_t k = entries.size(); k-- > 0;)
-    longest_from[k] = std::max(longest_from[k + 1], entries[k].length);
-
+  const size_t n = entries.size();
+  const EndRuns ends(entries, options_.cost);
   // Each part is weighed as spans (a cut per batch of the step, each of up to all its
   // samples); only the chosen split is made into batches.
   double best_imbalance = before;
@@ -185,15 +183,19 @@ std::vector<std::vector<WindowPlanner::Batch>> WindowPlanner::split_off_light_ta
   std::optional<GreedySegments> greedy;  // made once a tail is cut
   auto cut = [&](GreedySegments::Run run) {
     if (!greedy) greedy.emplace(segments_of(entries));
-    return cut_spans_at(entries, run, least_cut_level(entries, *greedy, run, W), W, &*greedy);
+    const std::optional<double> total = ends.total(run);
+    const double level = total ? least_cut_level(*greedy, run, W, *total,
+                                                 options_.cost.per_sample(ends.longest(run)))
+                               : least_cut_level(entries, *greedy, run, W);
+    return cut_spans_at(entries, run, level, W, &*greedy);
   };
   for (size_t tail : tails) {
-    if (tail < W * kFillerPerBatch || tail >= entries.size()) continue;
-    const size_t split = entries.size() - tail;
-    if (per_batch(longest_from[split]) < kFillerPerBatch) continue;
+    if (tail < W * kFillerPerBatch || tail >= n) continue;
+    const size_t split = n - tail;
+    if (per_batch(ends.longest({split, n})) < kFillerPerBatch) continue;
     // The shorter part first: where it alone ends no more level than the best so far, or
     // pads past the slack, the longer part cannot help, and is not cut.
-    std::vector<Span> shorter = cut({split, entries.size()});
+    std::vector<Span> shorter = cut({split, n});
     if (imbalance(shorter) >= best_imbalance || slots(shorter) > kSplitSlack * slots_before)
       continue;
     std::vector<Span> longer = cut({0, split});

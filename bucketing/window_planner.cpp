@@ -342,7 +342,7 @@ std::vector<WindowPlanner::Batch> WindowPlanner::cut_into(const std::vector<Entr
     const GreedySegments greedy = segments_of(entries);
     level = least_cut_level(entries, greedy, all, slots);
   }
-  return cut_at(entries, all, level, slots);
+  return batches_of(entries, cut_spans_at(entries, all, level, slots, nullptr));
 }
 
 // The cheapest level at which the run cuts into no more than `slots` batches, bisected.
@@ -365,14 +365,6 @@ double WindowPlanner::least_cut_level(const GreedySegments& greedy, GreedySegmen
   return lo < hi ? greedy.least_level(run, slots, lo, hi, 60, 1e-9) : hi;
 }
 
-// The run cut greedily at `level`, then its dearest batches split until it fills `slots`
-// (where they can be), dearest first.
-std::vector<WindowPlanner::Batch> WindowPlanner::cut_at(const std::vector<Entry>& entries,
-                                                        GreedySegments::Run run, double level,
-                                                        size_t slots) const {
-  return batches_of(entries, cut_spans_at(entries, run, level, slots, nullptr));
-}
-
 // The batches `spans` of `entries` hold.
 std::vector<WindowPlanner::Batch> WindowPlanner::batches_of(const std::vector<Entry>& entries,
                                                             const std::vector<Span>& spans) {
@@ -386,7 +378,9 @@ std::vector<WindowPlanner::Batch> WindowPlanner::batches_of(const std::vector<En
   return batches;
 }
 
-// cut_at's batches as spans of `entries`, not a sample copied: what a caller that only
+// The run cut greedily at `level`, then its dearest batches split until it fills `slots`
+// (where they can be), dearest first: as spans of `entries`, not a sample copied (a
+// caller makes batches of them with batches_of), which is all a caller that only
 // weighs a cut needs (split_off_light_tail weighs one per batch of a step, and at a
 // thousand ranks an epoch's end of a million samples is a step or two). `greedy`, the
 // segments of all of `entries`, finds each segment in a few steps where given.

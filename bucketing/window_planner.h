@@ -312,8 +312,6 @@ class WindowPlanner {
                          GreedySegments::Run run, size_t slots) const;
   double least_cut_level(const GreedySegments& greedy, GreedySegments::Run run, size_t slots,
                          double total, double largest) const;
-  std::vector<Batch> cut_at(const std::vector<Entry>& entries, GreedySegments::Run run,
-                            double level, size_t slots) const;
   std::vector<Span> cut_spans_at(const std::vector<Entry>& entries, GreedySegments::Run run,
                                  double level, size_t slots, const GreedySegments* greedy) const;
   void split_dearest(const std::vector<Entry>& entries, std::vector<Span>& spans,

@@ -340,6 +340,28 @@ TEST(LumpRuns, SwapsAreThoseOfTheFullScan) {
   }
 }
 
+// Batches of a few costs only, as at thousands of ranks whose samples are cut to a
+// small budget: swap_to_level scans the first batch of each cost in a step (the others
+// offer the same swaps), and still makes exactly the full scan's swaps, the same
+// batches by position.
+TEST(LumpRuns, SwapsAreThoseOfTheFullScanWhenBatchesShareCosts) {
+  Lcg uniform{2026};
+  const double few[] = {0.125, 0.25, 0.5, 0.75, 1.0};
+  for (int round = 0; round < 300; ++round) {
+    const size_t W = static_cast<size_t>(2 + uniform() * 14);
+    const size_t step_count = static_cast<size_t>(2 + uniform() * 5);
+    std::vector<double> costs(W * step_count);
+    for (double& c : costs)
+      c = uniform() < 0.9 ? few[static_cast<size_t>(uniform() * 5)] : uniform();
+    std::vector<std::vector<size_t>> steps(step_count);
+    for (size_t k = 0; k < costs.size(); ++k) steps[k / W].push_back(k);
+    std::vector<std::vector<size_t>> expected = steps;
+    swap_to_level(costs, steps, 4 * W);
+    swap_to_level_by_scan(costs, expected, 4 * W);
+    ASSERT_EQ(steps, expected) << "round " << round;
+  }
+}
+
 // Twelve lumps at the budget and four below it at four ranks: runs leave the four
 // together at 1.141; dealt, each step holds one of them beside three at the budget.
 TEST(DealLumpsEvenly, SharesThePlateauAndScattersTheSparseLumps) {

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Planning time of two builds of evenfeed, alternating, on the length corpora of
 # bench/make_length_corpora.py: wall and user seconds and peak memory per command.
-#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small|wide]
+#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small|wide|huge]
 # (BENCHMARKS.md, "Planning speed and memory"). Alternating the builds in each round
 # keeps a shared machine's load from favouring one of them. `small` (default `large`)
 # times small corpora at 64 ranks instead, where the epoch's end is most of the work;
 # `wide` a million paragraphs at 256 to 1,000 ranks, whose epochs are a few steps, so
-# that the epoch's end is nearly all the corpus.
+# that the epoch's end is nearly all the corpus; `huge` 4,096 ranks, where thousands of
+# a step's batches cost the same few values (settings a search of random ones found
+# slow: bench/plan_random_settings.py). PLAN_TIMING_LIMIT=S stops each command after S
+# seconds (its line then says exit=124).
 set -euo pipefail
 old=$1 new=$2 rounds=$3 dir=$4 set=${5:-large}
 common=(--oversize truncate --no-baselines --json)
@@ -34,18 +37,26 @@ wide=(
   "--lengths $dir/doc_paragraphs.txt --world-size 1000 --tokens-per-rank 16384 --cost linear --epochs 1"
   "--lengths $dir/doc_paragraphs.txt --world-size 512 --tokens-per-rank 16384 --cost quadratic --epochs 1"
 )
+huge=(
+  "--lengths $dir/shape_pareto.txt --world-size 4096 --tokens-per-rank 64 --cost linear --epochs 3 --order full --noise 0"
+  "--lengths $dir/changelog_entries.txt --world-size 4096 --tokens-per-rank 7 --cost linear --epochs 2 --max-batch-tokens 7"
+  "--lengths $dir/markup_docs.txt --world-size 4096 --tokens-per-rank 1000000 --cost quadratic --epochs 2 --seed 307082186"
+  "--lengths $dir/doc_paragraphs.txt --world-size 4096 --tokens-per-rank 8192 --cost linear --epochs 1"
+)
+limit=${PLAN_TIMING_LIMIT:-0}
 case $set in
   large) cases=("${large[@]}") ;;
   small) cases=("${small[@]}") ;;
   wide) cases=("${wide[@]}") ;;
-  *) echo "plan_timing.sh: the case set must be large, small or wide, not '$set'" >&2; exit 2 ;;
+  huge) cases=("${huge[@]}") ;;
+  *) echo "plan_timing.sh: the case set must be large, small, wide or huge, not '$set'" >&2; exit 2 ;;
 esac
 for round in $(seq "$rounds"); do
   for i in "${!cases[@]}"; do
     for bin in "$old" "$new"; do
       # shellcheck disable=SC2086  # each case is a list of flags
-      /usr/bin/time -f "case=$i round=$round bin=$bin wall=%e user=%U rss=%MKB" \
-        "$bin" plan ${cases[$i]} "${common[@]}" 2>&1 >/dev/null | tail -1
+      /usr/bin/time -f "case=$i round=$round bin=$bin wall=%e user=%U rss=%MKB exit=%x" \
+        timeout "$limit" "$bin" plan ${cases[$i]} "${common[@]}" 2>&1 >/dev/null | tail -1 || true
     done
   done
 done

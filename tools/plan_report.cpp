@@ -9,6 +9,9 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <utility>
+
+#include <unistd.h>
 
 #include <tbb/parallel_invoke.h>
 
@@ -20,6 +23,7 @@
 #include "bucketing/settle_batching.h"
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/text_input.h"
 
 namespace evenfeed::cli {
@@ -27,17 +31,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The --dump file, written beside its destination as `.<name>.evenfeed-tmp-<pid>` and
+// renamed into place only when the whole plan is written (commit), so a failure, a full
+// disk or an interrupt leaves no half-written plan where a user would read one (the
+// temporary file is removed). A destination that exists and is not a regular file (a
+// pipe, /dev/stdout) is written directly: nothing can be renamed onto it.
 class DumpWriter {
  public:
-  explicit DumpWriter(const std::filesystem::path& path) {
+  explicit DumpWriter(const std::filesystem::path& path) : path_(path) {
     if (path.empty()) return;
-    file_ = std::fopen(path.c_str(), "w");
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    const bool direct =
+        std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+    if (!direct) {
+      temp_ = path.parent_path() /
+              ("." + path.filename().string() + ".evenfeed-tmp-" + std::to_string(::getpid()));
+    }
+    const std::filesystem::path& target = direct ? path : temp_;
+    file_ = std::fopen(target.c_str(), "w");
     if (file_ == nullptr) fail_errno("opening the --dump file for writing", path.string(), errno);
-    path_ = path;
   }
   ~DumpWriter() {
     if (file_ != nullptr) std::fclose(file_);
+    if (!temp_.empty()) ::unlink(temp_.c_str());  // nothing once committed
   }
+  DumpWriter(const DumpWriter&) = delete;
+  DumpWriter& operator=(const DumpWriter&) = delete;
+
   void write(const PlanStep& step) {
     if (file_ == nullptr) return;
     for (uint32_t r = 0; r < step.ranks.size(); ++r) {
@@ -52,14 +73,37 @@ class DumpWriter {
         j["valid"] = valid;
       }
       const std::string line = j.dump() + "\n";
-      if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
-        fail_errno("writing the --dump file", path_.string(), errno);
+      if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) fail_writing(errno);
     }
   }
 
+  // The whole plan is written: flushed, closed and moved into place.
+  void commit() {
+    if (file_ == nullptr) return;
+    FILE* file = std::exchange(file_, nullptr);
+    if (std::fflush(file) != 0 || (!temp_.empty() && ::fsync(::fileno(file)) != 0)) {
+      const int error = errno;
+      std::fclose(file);
+      fail_writing(error);
+    }
+    if (std::fclose(file) != 0) fail_writing(errno);
+    if (temp_.empty()) return;
+    if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+      fail_errno("moving the finished --dump file into place", path_.string(), errno);
+    temp_.clear();
+  }
+
  private:
+  [[noreturn]] void fail_writing(int error) const {
+    fail(
+        "writing the --dump file {} failed: {}; free space there or pass another --dump path "
+        "(nothing was left at that path)",
+        path_.string(), std::strerror(error));
+  }
+
   FILE* file_ = nullptr;
   std::filesystem::path path_;
+  std::filesystem::path temp_;  // empty when writing directly, or once committed
 };
 
 // Serves `limit` steps (or all) from `planner` into metrics and the dump; returns the
@@ -69,6 +113,9 @@ uint64_t drain(StepPlanner& planner, PlanMetrics& metrics, DumpWriter* dump, dou
   PlanStep step;
   uint64_t served = 0;
   while (served < limit) {
+    // An interrupt (Ctrl-C, a scheduler's SIGTERM) stops the plan between steps: one
+    // step's planning, a window's at its first step, is not broken into.
+    throw_if_interrupted("planning");
     const auto start = Clock::now();
     const bool more = planner.next(step);
     seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -132,6 +179,7 @@ nlohmann::json plan_ours(const LengthSource& lengths, const LengthSource& measur
     if (mates) chain.remember(epoch, world, std::move(mates));
     metrics.end_epoch();
   }
+  dump.commit();
   nlohmann::json j = metrics.report();
   j["plan_seconds"] = seconds;
   return j;

@@ -629,6 +629,58 @@ TEST(PlanCli, BadInputIsOneClearLine) {
       << past.err;
 }
 
+// The names in `dir`, hidden ones too (a temporary dump is `.<name>.evenfeed-tmp-<pid>`).
+std::set<std::string> names_in(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+// A plan that fails while writing its dump (a 64 KiB file-size limit stands in for a
+// full disk), or whose settings fail after some steps were written, leaves the dump a
+// user had before as it was, and no half-written plan or temporary file.
+TEST(PlanCli, AFailedPlanLeavesNoHalfWrittenDump) {
+  testing::TempDir tmp;
+  testing::write_text(tmp / "plan.jsonl", "an earlier plan\n");
+  const std::string plan = kBin + " plan --synthetic 200000 --world-size 4 --tokens-per-rank " +
+                           "2048 --oversize truncate --no-baselines --dump " +
+                           (tmp / "plan.jsonl").string();
+  auto full = run_command("bash -c 'ulimit -f 64; " + plan + " > /dev/null'");
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_EQ(std::count(full.err.begin(), full.err.end(), '\n'), 1) << full.err;
+  EXPECT_NE(full.err.find("writing the --dump file"), std::string::npos) << full.err;
+  auto past = run_command(plan + " --resume-at-step 1000000 > /dev/null");
+  EXPECT_EQ(past.exit_code, 1) << past.err;
+  EXPECT_NE(past.err.find("--resume-at-step 1000000"), std::string::npos) << past.err;
+  EXPECT_EQ(names_in(tmp.path()), (std::set<std::string>{"plan.jsonl"}));
+  const auto kept = testing::read_file(tmp / "plan.jsonl");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(kept.data()), kept.size()),
+            "an earlier plan\n");
+  // The same plan without the limit replaces it whole.
+  auto whole = run_command(plan + " > /dev/null");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(read_dump(tmp / "plan.jsonl").front()["step"], 0);
+  EXPECT_EQ(names_in(tmp.path()), (std::set<std::string>{"plan.jsonl"}));
+}
+
+// Ctrl-C (or a scheduler's SIGTERM) stops a long plan between steps: exit 130, one line
+// saying so, and no dump. Until the forty-second session the first signal was swallowed
+// and the plan ran on to exit 0.
+TEST(PlanCli, AnInterruptStopsThePlanAndLeavesNoDump) {
+  testing::TempDir tmp;
+  for (const char* signal : {"INT", "TERM"}) {
+    const std::string script =
+        kBin + " plan --synthetic 3000000 --world-size 8 --tokens-per-rank 2048 " +
+        "--oversize truncate --no-baselines --epochs 3 --dump " + (tmp / "plan.jsonl").string() +
+        " > /dev/null & pid=$!; for i in $(seq 1 1000); do ls -a " + tmp.path().string() +
+        " | grep -q evenfeed-tmp && break; sleep 0.01; done; kill -" + signal + " $pid; wait $pid";
+    auto r = run_command("bash -c '" + script + "'");
+    EXPECT_EQ(r.exit_code, 130) << signal << ": " << r.err;
+    EXPECT_NE(r.err.find("planning interrupted by signal"), std::string::npos) << r.err;
+    EXPECT_TRUE(names_in(tmp.path()).empty()) << signal;
+  }
+}
+
 TEST(PlanCli, PlansATokenDatasetFromItsIndex) {
   testing::TempDir tmp;
   ASSERT_EQ(run_command(kBin + " -q synth tokens " + (tmp / "t.jsonl").string() + " --count 400")

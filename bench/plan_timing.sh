@@ -9,7 +9,7 @@
 # that the epoch's end is nearly all the corpus; `huge` 4,096 ranks, where thousands of
 # a step's batches cost the same few values (settings a search of random ones found
 # slow: bench/plan_random_settings.py). PLAN_TIMING_LIMIT=S stops each command after S
-# seconds (its line then says exit=124).
+# seconds (its line then says exit=124, or 137 where it had to be killed).
 set -euo pipefail
 old=$1 new=$2 rounds=$3 dir=$4 set=${5:-large}
 common=(--oversize truncate --no-baselines --json)
@@ -56,7 +56,7 @@ for round in $(seq "$rounds"); do
     for bin in "$old" "$new"; do
       # shellcheck disable=SC2086  # each case is a list of flags
       /usr/bin/time -f "case=$i round=$round bin=$bin wall=%e user=%U rss=%MKB exit=%x" \
-        timeout "$limit" "$bin" plan ${cases[$i]} "${common[@]}" 2>&1 >/dev/null | tail -1 || true
+        timeout --kill-after=5 "$limit" "$bin" plan ${cases[$i]} "${common[@]}" 2>&1 >/dev/null | tail -1 || true
     done
   done
 done

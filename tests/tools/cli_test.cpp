@@ -123,6 +123,18 @@ TEST_F(CliDataset, VerifyExitCodeFollowsTheData) {
   EXPECT_EQ(j["bad_samples"].size(), 12u);
 }
 
+// A command with nothing to clean up (here `bench loader` over 1,000 epochs) stops at
+// once on SIGTERM, killed by it, rather than taking it as a flag it never reads and
+// running on to exit 0, as `inspect`, `verify`, `bench` and `doctor` did until the
+// forty-second session. (SIGTERM: bash starts a background job with SIGINT ignored.)
+TEST_F(CliDataset, ASignalStopsACommandWithNothingToCleanUpAtOnce) {
+  const std::string script = kBin + " bench loader " + out() +
+                             " --epochs 1000 --threads 1 --batch-size 4 > /dev/null & pid=$!; "
+                             "sleep 0.3; kill -TERM $pid; wait $pid";
+  auto r = run_command("bash -c '" + script + "'");
+  EXPECT_EQ(r.exit_code, 128 + 15) << r.err;
+}
+
 TEST_F(CliDataset, TokenBudgetOnImagesIsOneClearError) {
   // An image's "length" is its size in bytes: planning it as tokens would name a
   // 20 kB JPEG as a sample over the budget and suggest truncating it.

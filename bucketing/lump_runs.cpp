@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
-#include <map>
 #include <optional>
-#include <set>
+#include <utility>
 
 #include "bucketing/cost_model.h"
 
@@ -239,42 +237,52 @@ struct StepShape {
 // each cost makes the same swaps. Where thousands of ranks' batches cost a few dozen
 // values (samples cut to a small budget, documents at the budget) it scans those few per
 // step, not thousands (`shape_pareto` at 4,096 ranks, 64 tokens: more than five minutes
-// before); kept up to date in O(log W) a swap, since swap_to_level makes up to 4 W.
+// before); kept up to date as batches are swapped, since swap_to_level makes up to 4 W
+// swaps.
 class FirstOfEachCost {
  public:
-  FirstOfEachCost(std::span<const double> costs, const std::vector<size_t>& step) {
-    for (size_t k = 0; k < step.size(); ++k) positions_[costs[step[k]]].insert(k);
-    for (const auto& [cost, at] : positions_) firsts_.insert(*at.begin());
+  FirstOfEachCost(std::span<const double> costs, const std::vector<size_t>& step)
+      : costs_(costs), step_(&step) {
+    std::vector<std::pair<double, size_t>> by_cost;
+    for (size_t k = 0; k < step.size(); ++k) by_cost.emplace_back(costs[step[k]], k);
+    std::sort(by_cost.begin(), by_cost.end());  // equal costs by position
+    for (size_t k = 0; k < by_cost.size(); ++k)
+      if (k == 0 || by_cost[k].first != by_cost[k - 1].first) firsts_.push_back(by_cost[k].second);
+    std::sort(firsts_.begin(), firsts_.end());
   }
-  // Position k now holds a batch costing `now` instead of `was`.
+  // Position k, which cost `was`, now holds a batch costing `now` (the step already
+  // changed): the first of `was` may move later, and k may become the first of `now`.
+  // O(W) without allocating, as summing the step again is.
   void replace(size_t k, double was, double now) {
-    erase(k, was);
-    insert(k, now);
+    const auto at_k = std::lower_bound(firsts_.begin(), firsts_.end(), k);
+    if (at_k != firsts_.end() && *at_k == k) {
+      firsts_.erase(at_k);
+      if (const size_t next = find(was, k + 1); next < step_->size()) add(next);
+    }
+    const size_t first_now = find(now, 0);
+    if (first_now == k) {
+      if (const size_t later = find(now, k + 1); later < step_->size()) drop(later);
+      add(k);
+    }
   }
-  const std::set<size_t>& firsts() const { return firsts_; }
+  const std::vector<size_t>& firsts() const { return firsts_; }
 
  private:
-  void erase(size_t k, double cost) {
-    const auto it = positions_.find(cost);
-    std::set<size_t>& at = it->second;
-    if (*at.begin() == k) {
-      firsts_.erase(k);
-      if (at.size() > 1) firsts_.insert(*std::next(at.begin()));
-    }
-    at.erase(k);
-    if (at.empty()) positions_.erase(it);
+  // The first position from `from` on whose batch costs `cost` (the step's size if none).
+  size_t find(double cost, size_t from) const {
+    for (size_t j = from; j < step_->size(); ++j)
+      if (costs_[(*step_)[j]] == cost) return j;
+    return step_->size();
   }
-  void insert(size_t k, double cost) {
-    std::set<size_t>& at = positions_[cost];
-    if (at.empty() || k < *at.begin()) {
-      if (!at.empty()) firsts_.erase(*at.begin());
-      firsts_.insert(k);
-    }
-    at.insert(k);
+  void add(size_t k) { firsts_.insert(std::lower_bound(firsts_.begin(), firsts_.end(), k), k); }
+  void drop(size_t k) {
+    const auto at = std::lower_bound(firsts_.begin(), firsts_.end(), k);
+    if (at != firsts_.end() && *at == k) firsts_.erase(at);
   }
 
-  std::map<double, std::set<size_t>> positions_;  // -0.0 and 0.0 one key, as for ==
-  std::set<size_t> firsts_;
+  std::span<const double> costs_;
+  const std::vector<size_t>* step_;  // the step, as it changes
+  std::vector<size_t> firsts_;       // positions, ascending
 };
 
 // A step as best_swap reads it.

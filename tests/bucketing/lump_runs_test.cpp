@@ -325,25 +325,30 @@ void swap_to_level_by_scan(const std::vector<double>& costs,
   }
 }
 
+// Steps of W consecutive costs, swapped by swap_to_level and by the full scan: the same
+// swaps, the same batches by position.
+void expect_the_full_scans_swaps(const std::vector<double>& costs, size_t W, int round) {
+  std::vector<std::vector<size_t>> steps(costs.size() / W);
+  for (size_t k = 0; k < costs.size(); ++k) steps[k / W].push_back(k);
+  std::vector<std::vector<size_t>> expected = steps;
+  swap_to_level(costs, steps, 4 * W);
+  swap_to_level_by_scan(costs, expected, 4 * W);
+  EXPECT_EQ(steps, expected) << "round " << round;
+}
+
 // Random lumpy steps (a few dear batches among cheap ones, with ties): the pruned search
 // makes exactly the swaps of the full one.
 TEST(LumpRuns, SwapsAreThoseOfTheFullScan) {
   Lcg uniform{12345};
   for (int round = 0; round < 300; ++round) {
     const auto [W, step_count, costs] = testing::lumpy_costs(uniform);
-    std::vector<std::vector<size_t>> steps(step_count);
-    for (size_t k = 0; k < costs.size(); ++k) steps[k / W].push_back(k);
-    std::vector<std::vector<size_t>> expected = steps;
-    swap_to_level(costs, steps, 4 * W);
-    swap_to_level_by_scan(costs, expected, 4 * W);
-    ASSERT_EQ(steps, expected) << "round " << round;
+    expect_the_full_scans_swaps(costs, W, round);
   }
 }
 
 // Batches of a few costs only, as at thousands of ranks whose samples are cut to a
 // small budget: swap_to_level scans the first batch of each cost in a step (the others
-// offer the same swaps), and still makes exactly the full scan's swaps, the same
-// batches by position.
+// offer the same swaps), and still makes exactly the full scan's swaps.
 TEST(LumpRuns, SwapsAreThoseOfTheFullScanWhenBatchesShareCosts) {
   Lcg uniform{2026};
   const double few[] = {0.125, 0.25, 0.5, 0.75, 1.0};
@@ -353,12 +358,7 @@ TEST(LumpRuns, SwapsAreThoseOfTheFullScanWhenBatchesShareCosts) {
     std::vector<double> costs(W * step_count);
     for (double& c : costs)
       c = uniform() < 0.9 ? few[static_cast<size_t>(uniform() * 5)] : uniform();
-    std::vector<std::vector<size_t>> steps(step_count);
-    for (size_t k = 0; k < costs.size(); ++k) steps[k / W].push_back(k);
-    std::vector<std::vector<size_t>> expected = steps;
-    swap_to_level(costs, steps, 4 * W);
-    swap_to_level_by_scan(costs, expected, 4 * W);
-    ASSERT_EQ(steps, expected) << "round " << round;
+    expect_the_full_scans_swaps(costs, W, round);
   }
 }
 

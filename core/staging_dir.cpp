@@ -49,7 +49,7 @@ StagingDir::StagingDir(fs::path destination, bool replace_existing)
                  "cannot write {}: its parent directory {} does not exist", destination_.string(),
                  parent.string());
   remove_stale_staging_dirs(destination_);
-  temp_ = parent / (staging_prefix(destination_) + std::to_string(::getpid()));
+  temp_ = staging_path(destination_);
   fs::remove_all(temp_, ec);
   if (!fs::create_directory(temp_, ec) || ec) {
     fail("cannot create temporary directory {}: {}; check that {} is writable", temp_.string(),
@@ -83,6 +83,10 @@ void StagingDir::commit() {
     committed_ = true;
   }
   fsync_dir(parent_of(destination_));
+}
+
+fs::path staging_path(const fs::path& destination) {
+  return parent_of(destination) / (staging_prefix(destination) + std::to_string(::getpid()));
 }
 
 int remove_stale_staging_dirs(const fs::path& destination) {

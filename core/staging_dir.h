@@ -31,8 +31,12 @@ class StagingDir {
   bool committed_ = false;
 };
 
-// Removes temporary directories left beside `destination` by runs that were killed
-// (their process is gone). Returns how many were removed.
+// Where this process stages `destination`: `<parent>/.<name>.evenfeed-tmp-<pid>` (a
+// directory for StagingDir, a file for a single output such as `plan --dump`).
+std::filesystem::path staging_path(const std::filesystem::path& destination);
+
+// Removes temporary directories or files left beside `destination` by runs that were
+// killed (their process is gone). Returns how many were removed.
 int remove_stale_staging_dirs(const std::filesystem::path& destination);
 
 }  // namespace evenfeed

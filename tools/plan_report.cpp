@@ -24,6 +24,7 @@
 #include "bucketing/token_budget_planner.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/staging_dir.h"
 #include "core/text_input.h"
 
 namespace evenfeed::cli {
@@ -31,11 +32,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The --dump file, written beside its destination as `.<name>.evenfeed-tmp-<pid>` and
-// renamed into place only when the whole plan is written (commit), so a failure, a full
-// disk or an interrupt leaves no half-written plan where a user would read one (the
-// temporary file is removed). A destination that exists and is not a regular file (a
-// pipe, /dev/stdout) is written directly: nothing can be renamed onto it.
+// The --dump file, written beside its destination (core/staging_dir.h's staging_path)
+// and renamed into place only when the whole plan is written (commit), so a failure, a
+// full disk or an interrupt leaves no half-written plan where a user would read one (the
+// temporary file is removed, and one a killed run left is removed by the next). A
+// destination that exists and is not a regular file (a pipe, /dev/stdout) is written
+// directly: nothing can be renamed onto it.
 class DumpWriter {
  public:
   explicit DumpWriter(const std::filesystem::path& path) : path_(path) {
@@ -45,8 +47,8 @@ class DumpWriter {
     const bool direct =
         std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
     if (!direct) {
-      temp_ = path.parent_path() /
-              ("." + path.filename().string() + ".evenfeed-tmp-" + std::to_string(::getpid()));
+      remove_stale_staging_dirs(path);
+      temp_ = staging_path(path);
     }
     const std::filesystem::path& target = direct ? path : temp_;
     file_ = std::fopen(target.c_str(), "w");
@@ -95,10 +97,9 @@ class DumpWriter {
 
  private:
   [[noreturn]] void fail_writing(int error) const {
-    fail(
-        "writing the --dump file {} failed: {}; free space there or pass another --dump path "
-        "(nothing was left at that path)",
-        path_.string(), std::strerror(error));
+    fail("writing the --dump file {} failed: {}; free space there or pass another --dump path{}",
+         path_.string(), std::strerror(error),
+         temp_.empty() ? "" : " (nothing was left at that path)");
   }
 
   FILE* file_ = nullptr;

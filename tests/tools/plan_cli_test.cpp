@@ -638,7 +638,8 @@ std::set<std::string> names_in(const fs::path& dir) {
 
 // A plan that fails while writing its dump (a 64 KiB file-size limit stands in for a
 // full disk), or whose settings fail after some steps were written, leaves the dump a
-// user had before as it was, and no half-written plan or temporary file.
+// user had before as it was, and no half-written plan or temporary file; a killed run's
+// temporary file is cleared by the next.
 TEST(PlanCli, AFailedPlanLeavesNoHalfWrittenDump) {
   testing::TempDir tmp;
   testing::write_text(tmp / "plan.jsonl", "an earlier plan\n");
@@ -656,7 +657,9 @@ TEST(PlanCli, AFailedPlanLeavesNoHalfWrittenDump) {
   const auto kept = testing::read_file(tmp / "plan.jsonl");
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(kept.data()), kept.size()),
             "an earlier plan\n");
-  // The same plan without the limit replaces it whole.
+  // The same plan without the limit replaces it whole, and clears what a killed run
+  // (a process that is gone) left beside it.
+  testing::write_text(tmp / ".plan.jsonl.evenfeed-tmp-999999999", "half a plan\n");
   auto whole = run_command(plan + " > /dev/null");
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   EXPECT_EQ(read_dump(tmp / "plan.jsonl").front()["step"], 0);

@@ -89,8 +89,10 @@ namespace evenfeed {
 // their dearest batch and the more level plan kept (keep_more_level_tighter), 36 since
 // a window's best end whose worst step is above 1.10 has its steps of lumps and its
 // dearest other step planned again together, kept where more level
-// (WindowPlanner::regroup_dearest).
-inline constexpr int kTokenBudgetPlanRevision = 36;
+// (WindowPlanner::regroup_dearest), 37 since a final step's split into two is weighed at
+// no more than 64 of its batch boundaries (plans at more than 65 ranks can differ;
+// kMostSplitsWeighed).
+inline constexpr int kTokenBudgetPlanRevision = 37;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Planning time of two builds of evenfeed, alternating, on the length corpora of
 # bench/make_length_corpora.py: wall and user seconds and peak memory per command.
-#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small|wide|huge]
+#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small|wide|huge|ranks]
 # (BENCHMARKS.md, "Planning speed and memory"). Alternating the builds in each round
 # keeps a shared machine's load from favouring one of them. `small` (default `large`)
 # times small corpora at 64 ranks instead, where the epoch's end is most of the work;
 # `wide` a million paragraphs at 256 to 1,000 ranks, whose epochs are a few steps, so
 # that the epoch's end is nearly all the corpus; `huge` 4,096 ranks, where thousands of
 # a step's batches cost the same few values (settings a search of random ones found
-# slow: bench/plan_random_settings.py). PLAN_TIMING_LIMIT=S stops each command after S
+# slow: bench/plan_random_settings.py); `ranks` the paragraphs and sentences quadratic
+# at 256 to 4,096 ranks, 8,192 tokens. PLAN_TIMING_LIMIT=S stops each command after S
 # seconds (its line then says exit=124, or 137 where it had to be killed).
 set -euo pipefail
 old=$1 new=$2 rounds=$3 dir=$4 set=${5:-large}
@@ -43,13 +44,23 @@ huge=(
   "--lengths $dir/markup_docs.txt --world-size 4096 --tokens-per-rank 1000000 --cost quadratic --epochs 2 --seed 307082186"
   "--lengths $dir/doc_paragraphs.txt --world-size 4096 --tokens-per-rank 8192 --cost linear --epochs 1"
 )
+# Cluster sizes on the real corpora: epochs of one to five steps of work at hundreds of
+# ranks, where the final cut's split (split_off_light_tail) weighed every boundary.
+ranks=(
+  "--lengths $dir/doc_paragraphs.txt --world-size 256 --tokens-per-rank 8192 --cost quadratic --epochs 1"
+  "--lengths $dir/doc_paragraphs.txt --world-size 512 --tokens-per-rank 8192 --cost quadratic --epochs 1"
+  "--lengths $dir/doc_paragraphs.txt --world-size 1024 --tokens-per-rank 8192 --cost quadratic --epochs 1"
+  "--lengths $dir/doc_sentences.txt --world-size 1024 --tokens-per-rank 8192 --cost quadratic --epochs 1"
+  "--lengths $dir/doc_sentences.txt --world-size 4096 --tokens-per-rank 8192 --cost quadratic --epochs 1"
+)
 limit=${PLAN_TIMING_LIMIT:-0}
 case $set in
   large) cases=("${large[@]}") ;;
   small) cases=("${small[@]}") ;;
   wide) cases=("${wide[@]}") ;;
   huge) cases=("${huge[@]}") ;;
-  *) echo "plan_timing.sh: the case set must be large, small, wide or huge, not '$set'" >&2; exit 2 ;;
+  ranks) cases=("${ranks[@]}") ;;
+  *) echo "plan_timing.sh: the case set must be large, small, wide, huge or ranks, not '$set'" >&2; exit 2 ;;
 esac
 for round in $(seq "$rounds"); do
   for i in "${!cases[@]}"; do

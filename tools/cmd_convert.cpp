@@ -104,7 +104,7 @@ void add_convert(CLI::App& app, Runner& run) {
       "--no-check-decode", images_flags.no_check_decode,
       "Only parse headers instead of entropy-decoding every JPEG (faster, misses damaged data)");
   images->callback([&run] {
-    run = [] {
+    run = interruptible([] {
       Progress progress("convert");
       finish_flags(images_flags, progress);
       ConvertReport report =
@@ -112,7 +112,7 @@ void add_convert(CLI::App& app, Runner& run) {
       progress.finish();
       for (const auto& w : report.warnings) log_warn("{}", w);
       return print_report(report, images_flags.json);
-    };
+    });
   });
 
   auto* tokens = convert->add_subcommand("tokens",
@@ -131,14 +131,14 @@ void add_convert(CLI::App& app, Runner& run) {
                    "Vocabulary size (default: largest id + 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{UINT32_MAX} + 1));
   tokens->callback([&run] {
-    run = [] {
+    run = interruptible([] {
       Progress progress("convert");
       finish_flags(tokens_flags, progress);
       ConvertReport report =
           convert_tokens(tokens_flags.src, tokens_flags.out, tokens_flags.options);
       progress.finish();
       return print_report(report, tokens_flags.json);
-    };
+    });
   });
 }
 

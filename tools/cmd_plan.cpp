@@ -228,7 +228,7 @@ void add_plan(CLI::App& app, Runner& run) {
   add_output_flags(cmd, f);
   cmd->callback([&run, cmd] {
     f.resume_given = cmd->count("--resume-at-step") > 0;
-    run = [] { return run_plan(f); };
+    run = interruptible([] { return run_plan(f); });
   });
 }
 

@@ -29,12 +29,12 @@ void add_synth(CLI::App& app, Runner& run) {
       ->check(CLI::Range(1, 1024));
   images->add_flag("--force", io.force, "Replace OUT if it exists");
   images->callback([&run] {
-    run = [] {
+    run = interruptible([] {
       uint64_t n = synth_images(images_out, io);
       std::printf("wrote %llu images in %d classes to %s\n", static_cast<unsigned long long>(n),
                   io.classes, images_out.c_str());
       return 0;
-    };
+    });
   });
 
   auto* tokens =
@@ -52,12 +52,12 @@ void add_synth(CLI::App& app, Runner& run) {
   tokens->add_option("--seed", to.seed, "Seed")->check(kNotNegative);
   tokens->add_flag("--force", to.force, "Replace OUT if it exists");
   tokens->callback([&run] {
-    run = [] {
+    run = interruptible([] {
       uint64_t n = synth_tokens(tokens_out, to);
       std::printf("wrote %llu documents to %s\n", static_cast<unsigned long long>(n),
                   tokens_out.c_str());
       return 0;
-    };
+    });
   });
 }
 

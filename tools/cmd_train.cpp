@@ -245,7 +245,8 @@ void add_train(CLI::App& app, Runner& run) {
   add_checkpoint_and_log_flags(cmd, f);
   add_comm_and_loader_flags(cmd, f);
   cmd->callback([&run] {
-    run = [] { return run_as_rank([](MpiRuntime& mpi) { return run_train(mpi, f); }); };
+    run = interruptible(
+        [] { return run_as_rank([](MpiRuntime& mpi) { return run_train(mpi, f); }); });
   });
 }
 

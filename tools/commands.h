@@ -6,6 +6,9 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+
+#include "core/interrupt.h"
 
 namespace evenfeed::cli {
 
@@ -37,6 +40,18 @@ inline const CLI::Validator kAboveZero(
 
 // What the chosen subcommand runs; returns the process exit code.
 using Runner = std::function<int()>;
+
+// A command that reads the interrupt flag (between images, sequences, steps) runs under
+// an InterruptGuard: the first Ctrl-C or SIGTERM sets the flag, and the command cleans
+// up and exits 130 (a second one stops the process). The others (inspect, verify,
+// bench, doctor, which leave nothing half-written) run without one, so the default
+// action stops them at once instead of a flag no one reads swallowing the signal.
+inline Runner interruptible(Runner body) {
+  return [body = std::move(body)] {
+    InterruptGuard guard;
+    return body();
+  };
+}
 
 void add_convert(CLI::App& app, Runner& run);
 void add_inspect(CLI::App& app, Runner& run);

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
-#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -77,14 +76,8 @@ int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) writes then fail with EFBIG, which we report
   // like a full disk, instead of the process being killed mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
-  // The commands that read the interrupt flag (between images, sequences, steps) get it,
-  // to clean up and exit 130; the others (inspect, verify, bench, doctor write nothing
-  // half-done) keep the default action, so Ctrl-C stops them at once rather than being
-  // swallowed by a flag no one reads.
-  const std::string command = app.get_subcommands().front()->get_name();
-  std::optional<evenfeed::InterruptGuard> interrupt_guard;
-  if (command == "convert" || command == "synth" || command == "plan" || command == "train")
-    interrupt_guard.emplace();
+  // convert, synth, plan and train install the interrupt guard themselves (interruptible,
+  // tools/commands.h); the flag they set outlives it, so an interrupt still exits 130.
   try {
     const int code = run();
     if (std::string why; !stdout_written(why)) {

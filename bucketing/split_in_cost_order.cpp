@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "bucketing/cost_model.h"
+#include "bucketing/overlapping_ranges.h"
 
 namespace evenfeed {
 namespace {
@@ -11,16 +12,49 @@ namespace {
 class CostOrderSplitter {
  public:
   CostOrderSplitter(std::span<const double> costs, std::vector<std::vector<size_t>>& steps)
-      : costs_(costs), steps_(steps), by_cost_(steps.size()), sums_(steps.size(), 0.0) {
-    for (size_t s = 0; s < steps_.size(); ++s) sort_and_sum(s);
+      : costs_(costs),
+        steps_(steps),
+        by_cost_(steps.size()),
+        sums_(steps.size(), 0.0),
+        ranges_(costs) {
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      sort_and_sum(s);
+      if (!steps_[s].empty()) ranges_.set(by_cost_[s].back(), dearest(s), s);
+    }
   }
 
-  // One pass over every pair; the splits made.
-  size_t pass() {
+  // One pass over every pair (a, b), a < b, in that order; the splits made. Each pair
+  // is asked in turn, the plain way: the reference for pass().
+  size_t pass_over_all_pairs() {
     size_t splits = 0;
     for (size_t a = 0; a < steps_.size(); ++a)
       for (size_t b = a + 1; b < steps_.size(); ++b)
         if (overlap(a, b) && split_if_better(a, b)) ++splits;
+    return splits;
+  }
+
+  // The same pass, the same pairs split in the same order, asking only the pairs whose
+  // cost ranges overlap: those are found by cost (ranges_), not by trying every later
+  // step. A window of steps of one or two samples a batch holds a hundred thousand
+  // steps or more, and asking all their pairs took minutes. Pairs that do not overlap
+  // are skipped by the plain pass too, and a pair that is not split changes nothing, so
+  // the overlapping steps after `a` are gathered once and asked in index order; a split
+  // changes a's range, so they are gathered again after it.
+  size_t pass() {
+    size_t splits = 0;
+    for (size_t a = 0; a < steps_.size(); ++a) {
+      size_t after = a;
+      for (bool gather = !steps_[a].empty(); gather;) {
+        gather = false;
+        for (size_t b : overlapping_after(a, after)) {
+          if (!split_if_better(a, b)) continue;
+          ++splits;
+          after = b;
+          gather = true;
+          break;
+        }
+      }
+    }
     return splits;
   }
 
@@ -48,6 +82,15 @@ class CostOrderSplitter {
            cheapest(b) < dearest(a);
   }
 
+  // The steps after `after` whose ranges overlap a's (overlap(a, b)), in index order.
+  const std::vector<size_t>& overlapping_after(size_t a, size_t after) {
+    found_.clear();
+    ranges_.find(cheapest(a), dearest(a), found_);
+    std::erase_if(found_, [&](size_t b) { return b <= after || !overlap(a, b); });
+    std::sort(found_.begin(), found_.end());
+    return found_;
+  }
+
   // Steps a and b's batches in cost order, a's first on ties, into merged_.
   void merge(size_t a, size_t b) {
     merged_.clear();
@@ -72,12 +115,16 @@ class CostOrderSplitter {
     if (std::max(after_dear, after_cheap) > std::max(before_dearer, before_other) + 1e-12)
       return false;
     if (after_dear + after_cheap >= before_dearer + before_other - 1e-9) return false;
+    ranges_.clear(by_cost_[a].back());
+    ranges_.clear(by_cost_[b].back());
     steps_[dearer].assign(merged_.begin(), merged_.begin() + static_cast<long>(width));
     steps_[other].assign(merged_.begin() + static_cast<long>(width), merged_.end());
     by_cost_[dearer] = steps_[dearer];
     by_cost_[other] = steps_[other];
     sums_[dearer] = dear_sum;
     sums_[other] = cheap_sum;
+    ranges_.set(by_cost_[a].back(), dearest(a), a);
+    ranges_.set(by_cost_[b].back(), dearest(b), b);
     return true;
   }
 
@@ -86,21 +133,40 @@ class CostOrderSplitter {
   std::vector<std::vector<size_t>> by_cost_;  // each step's batches, dearest first
   std::vector<double> sums_;                  // each step's cost
   std::vector<size_t> merged_;                // reused by every pair
+  OverlappingRanges ranges_;                  // each step's, keyed by its cheapest batch
+  std::vector<size_t> found_;                 // reused by overlapping_after
 };
+
+}  // namespace
+
+namespace {
+
+template <class Pass>
+size_t split_in_passes(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
+                       const CostOrderSplitOptions& options, Pass pass) {
+  if (steps.size() < 2) return 0;
+  CostOrderSplitter splitter(costs, steps);
+  size_t splits = 0;
+  for (size_t p = 0; p < options.max_passes; ++p) {
+    const size_t made = pass(splitter);
+    if (made == 0) break;
+    splits += made;
+  }
+  return splits;
+}
 
 }  // namespace
 
 size_t split_in_cost_order(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
                            const CostOrderSplitOptions& options) {
-  if (steps.size() < 2) return 0;
-  CostOrderSplitter splitter(costs, steps);
-  size_t splits = 0;
-  for (size_t p = 0; p < options.max_passes; ++p) {
-    const size_t made = splitter.pass();
-    if (made == 0) break;
-    splits += made;
-  }
-  return splits;
+  return split_in_passes(costs, steps, options, [](CostOrderSplitter& s) { return s.pass(); });
+}
+
+size_t split_in_cost_order_over_all_pairs(std::span<const double> costs,
+                                          std::vector<std::vector<size_t>>& steps,
+                                          const CostOrderSplitOptions& options) {
+  return split_in_passes(costs, steps, options,
+                         [](CostOrderSplitter& s) { return s.pass_over_all_pairs(); });
 }
 
 }  // namespace evenfeed

@@ -34,4 +34,11 @@ struct CostOrderSplitOptions {
 size_t split_in_cost_order(std::span<const double> costs, std::vector<std::vector<size_t>>& steps,
                            const CostOrderSplitOptions& options = {});
 
+// The same splits, found by asking every pair of steps in turn: the plain reference the
+// tests hold split_in_cost_order to, pair for pair (it finds the overlapping pairs by
+// cost, OverlappingRanges).
+size_t split_in_cost_order_over_all_pairs(std::span<const double> costs,
+                                          std::vector<std::vector<size_t>>& steps,
+                                          const CostOrderSplitOptions& options = {});
+
 }  // namespace evenfeed

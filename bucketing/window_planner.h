@@ -285,6 +285,9 @@ class WindowPlanner {
                                       const StepsLevel& b_level);
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;
   void take_back_until_levellable(Work& work) const;
+  void take_back_until_mass_suffices(Work& work) const;
+  void take_back_until_last_step_full(Work& work) const;
+  class LightTailBound;  // when a final cut's last step is surely light, without it
   double lump_level() const;
   bool has_unmatched_lumps() const;
   bool is_unmatched_lump(double cost) const;

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <optional>
+#include <set>
 #include <span>
 
 #include "bucketing/absorb_steps.h"
@@ -67,6 +69,9 @@ static constexpr PieceCut kPieceCuts[] = {
 // of short ones), and a large window's thousands of capped steps would make a final cut
 // of most of the window.
 static constexpr size_t kMostCappedStepsRejoined = 8;
+// take_back_until_last_step_full keeps a LightTailBound once it has taken back this many
+// steps (each an exact check of a cut of the whole leftover).
+static constexpr size_t kStepsBeforeBound = 16;
 
 // Steps a final cut of `entries` takes: enough for their mass at the full budget, and
 // for their segments at the full budget in key order. Sorts `entries` by key.
@@ -763,6 +768,10 @@ void WindowPlanner::exchange_batches(
   if (level) return;
   std::vector<Batch> units;
   BatchIndexSteps members;
+  size_t batch_count = 0;
+  for (const Planned& step : steps) batch_count += step.batches.size();
+  units.reserve(batch_count);
+  members.reserve(steps.size());
   for (Planned& step : steps) {
     std::vector<size_t> indices;
     for (Batch& b : step.batches) {
@@ -772,6 +781,7 @@ void WindowPlanner::exchange_batches(
     members.push_back(std::move(indices));
   }
   std::vector<double> costs;
+  costs.reserve(units.size());
   for (const Batch& b : units) costs.push_back(b.cost);
   exchange(costs, members);
   for (size_t s = 0; s < steps.size(); ++s) {
@@ -861,6 +871,65 @@ std::vector<WindowPlanner::Planned> WindowPlanner::untabulate(const SampleTable&
   return steps;
 }
 
+// An upper bound, kept as samples join a leftover, on what last_final_step_light weighs:
+// its last step's cost. That step is the cut's cheapest spans, at most W of them, and a
+// span holds at most `cap` samples in key order, so the last step costs no more than the
+// last W x cap samples in key order would, each padded to the longest of them: when
+// even that is under half of what a rank can reach, the last step is light without
+// cutting. Under a small sample cap nearly every step of a large window is that light
+// (at 8 ranks, capped at 2, a batch of the shortest samples never reaches half the
+// budget), and take_back_until_levellable took back tens of thousands of steps, each
+// followed by a cut of the whole leftover: an hour for a million paragraphs.
+class WindowPlanner::LightTailBound {
+ public:
+  // Kept only where the suffix is small: else the bound is never useful.
+  static constexpr uint64_t kMostSuffix = 1 << 16;
+
+  LightTailBound(const WindowPlanner& planner, const std::vector<Entry>& leftover)
+      : planner_(planner) {
+    const uint64_t cap = planner.limits_.cap;
+    if (cap == kNoBatchCap || cap > kMostSuffix / planner.world_size_) return;
+    suffix_size_ = cap * planner.world_size_;
+    for (const Entry& e : leftover) add(e);
+  }
+
+  void add(const Entry& e) {
+    if (suffix_size_ == 0) return;
+    mass_ += planner_.options_.cost.per_sample(e.length);
+    shortest_ = std::min(shortest_, e.length);
+    if (suffix_.size() == suffix_size_) {
+      if (!by_key(*suffix_.begin(), e)) return;
+      suffix_lengths_.erase(suffix_lengths_.find(suffix_.begin()->length));
+      suffix_.erase(suffix_.begin());
+    }
+    suffix_.insert(e);
+    suffix_lengths_.insert(e.length);
+  }
+
+  // True only where last_final_step_light would be: more than one step of mass, and
+  // the suffix's bound under half of what its shortest sample could reach on every
+  // rank (reachable grows with the length). Margins keep rounding on the safe side.
+  bool surely_light() const {
+    if (suffix_.empty()) return false;
+    const double W = static_cast<double>(planner_.world_size_);
+    if (!(mass_ > W * planner_.limits_.budget * (1 + 1e-9))) return false;
+    const double tail = static_cast<double>(suffix_.size()) *
+                        planner_.options_.cost.per_sample(*suffix_lengths_.rbegin());
+    return tail * (1 + 1e-9) < 0.5 * planner_.reachable(shortest_) * W;
+  }
+
+ private:
+  struct KeyOrder {
+    bool operator()(const Entry& a, const Entry& b) const { return by_key(a, b); }
+  };
+  const WindowPlanner& planner_;
+  uint64_t suffix_size_ = 0;  // W x cap; 0: no bound kept
+  double mass_ = 0;
+  uint64_t shortest_ = UINT64_MAX;
+  std::set<Entry, KeyOrder> suffix_;  // the last suffix_size_ samples in key order
+  std::multiset<uint64_t> suffix_lengths_;
+};
+
 // A final cut is balanced only if every rank can reach the level of the leftover's
 // most expensive sample (and at least half the budget, so the last step is not a
 // near-empty one): the cheapest planned steps are taken back until the mass suffices.
@@ -868,37 +937,79 @@ std::vector<WindowPlanner::Planned> WindowPlanner::untabulate(const SampleTable&
 // nearly empty: then the finest-grained steps (most samples, so they can be cut to any
 // level) are taken back until that last step can reach half the budget on every rank.
 void WindowPlanner::take_back_until_levellable(Work& work) const {
-  const size_t W = world_size_;
-  auto take_back = [&](std::vector<Planned>::iterator step) {
-    for (const Batch& b : step->batches)
+  take_back_until_mass_suffices(work);
+  take_back_until_last_step_full(work);
+}
+
+// The last planned step taken back while the leftover's mass is short. Its mass, its
+// dearest sample and its longest are kept as steps join it, in the order a sum over
+// the leftover would add them.
+void WindowPlanner::take_back_until_mass_suffices(Work& work) const {
+  const double W = static_cast<double>(world_size_);
+  double mass = 0, largest = 0;
+  uint64_t longest = 1;
+  auto add = [&](const Entry& e) {
+    const double c = options_.cost.per_sample(e.length);
+    mass += c;
+    largest = std::max(largest, c);
+    longest = std::max(longest, e.length);
+  };
+  for (const Entry& e : work.leftover) add(e);
+  while (!work.planned.empty() && mass < W * std::max(largest, 0.5 * reachable(longest))) {
+    for (const Batch& b : work.planned.back().batches) {
+      for (const Entry& e : b.entries) add(e);
       work.leftover.insert(work.leftover.end(), b.entries.begin(), b.entries.end());
-    work.planned.erase(step);
-  };
-  auto mass_short = [&] {
-    double mass = 0, largest = 0;
-    uint64_t longest = 1;
-    for (const Entry& e : work.leftover) {
-      const double c = options_.cost.per_sample(e.length);
-      mass += c;
-      largest = std::max(largest, c);
-      longest = std::max(longest, e.length);
     }
-    return mass < static_cast<double>(W) * std::max(largest, 0.5 * reachable(longest));
-  };
-  while (!work.planned.empty() && mass_short()) take_back(work.planned.end() - 1);
-  // last_final_step_light sorts the leftover by key; each step taken back after is
-  // sorted and merged in, so the next check does not sort it all again.
-  while (last_final_step_light(work.leftover)) {
-    auto finest =
-        std::max_element(work.planned.begin(), work.planned.end(),
-                         [](const Planned& x, const Planned& y) { return x.samples < y.samples; });
-    if (finest == work.planned.end() || finest->samples <= W) break;
-    const auto sorted = static_cast<std::ptrdiff_t>(work.leftover.size());
-    take_back(finest);
-    const auto middle = work.leftover.begin() + sorted;
-    std::sort(middle, work.leftover.end(), by_key);
-    std::inplace_merge(work.leftover.begin(), middle, work.leftover.end(), by_key);
+    work.planned.pop_back();
   }
+}
+
+// The finest planned step (most samples; the first of equal ones) taken back while the
+// final cut's last step is light. Steps are taken in that order (finest_first); where
+// LightTailBound shows the last step light, without cutting or sorting the leftover.
+void WindowPlanner::take_back_until_last_step_full(Work& work) const {
+  std::vector<size_t> finest_first(work.planned.size());
+  std::iota(finest_first.begin(), finest_first.end(), size_t{0});
+  std::stable_sort(finest_first.begin(), finest_first.end(), [&](size_t x, size_t y) {
+    return work.planned[x].samples > work.planned[y].samples;
+  });
+  std::vector<bool> taken(work.planned.size(), false);
+  // Kept once the loop has taken back kStepsBeforeBound steps: most ends take back none
+  // or a few, and pay nothing for it.
+  std::optional<LightTailBound> bound;
+  bool sorted = false;  // the leftover in key order, as last_final_step_light leaves it
+  for (size_t k = 0; k < finest_first.size(); ++k) {
+    const size_t step = finest_first[k];
+    if (!bound && k == kStepsBeforeBound) bound.emplace(*this, work.leftover);
+    if (bound && bound->surely_light()) {
+      sorted = false;  // nothing reads the order until an exact check sorts it
+    } else {
+      if (!last_final_step_light(work.leftover)) break;
+      sorted = true;
+    }
+    if (work.planned[step].samples <= world_size_) break;
+    const auto before = static_cast<std::ptrdiff_t>(work.leftover.size());
+    for (const Batch& b : work.planned[step].batches) {
+      if (bound)
+        for (const Entry& e : b.entries) bound->add(e);
+      work.leftover.insert(work.leftover.end(), b.entries.begin(), b.entries.end());
+    }
+    taken[step] = true;
+    // Sorted and merged in, so the next check does not sort it all again.
+    if (sorted) {
+      const auto middle = work.leftover.begin() + before;
+      std::sort(middle, work.leftover.end(), by_key);
+      std::inplace_merge(work.leftover.begin(), middle, work.leftover.end(), by_key);
+    }
+  }
+  sort_by_key(work.leftover);
+  size_t kept = 0;
+  for (size_t k = 0; k < work.planned.size(); ++k) {
+    if (taken[k]) continue;
+    if (kept != k) work.planned[kept] = std::move(work.planned[k]);  // not onto itself
+    ++kept;
+  }
+  work.planned.erase(work.planned.begin() + static_cast<std::ptrdiff_t>(kept), work.planned.end());
 }
 
 }  // namespace evenfeed

@@ -250,6 +250,22 @@ TEST(TokenBudgetPlanner, MaxBatchSizeIsRespected) {
   expect_exactly_once(serve(planner, lengths, o, 4).samples, lengths.size());
 }
 
+// A cap of 2 under the quadratic model: no batch of short samples comes near half the
+// budget, so the end of the window takes back its finest steps while the final cut's
+// last step stays light, here most of the window's steps, shown light by a bound on the
+// last samples in key order (LightTailBound) rather than by cutting the leftover after
+// each. Every sample once, no batch over the cap.
+TEST(TokenBudgetPlanner, ASmallCapTakesBackFineStepsAndServesEverySampleOnce) {
+  const auto lengths = long_tailed(20000, 11, 4096);
+  SpanLengths source(lengths);
+  BucketingOptions o = quadratic_budget(4096);
+  o.max_batch_size = 2;
+  TokenBudgetPlanner planner(source, o, 8, {3, 0, {}});
+  const Served served = serve(planner, lengths, o, 8);
+  expect_exactly_once(served.samples, lengths.size());
+  EXPECT_GE(served.steps, lengths.size() / 16);
+}
+
 // Under the quadratic model the budget bounds compute: a batch of short samples may hold
 // many times the budget's tokens, which a GPU sized for it may not hold. The token bound
 // keeps every batch's padded tokens within it, at any world size, with every sample

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Planning time of two builds of evenfeed, alternating, on the length corpora of
 # bench/make_length_corpora.py: wall and user seconds and peak memory per command.
-#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small|wide|huge|ranks]
+#   bench/plan_timing.sh OLD_EVENFEED NEW_EVENFEED ROUNDS CORPORA_DIR [large|small|wide|huge|ranks|caps]
 # (BENCHMARKS.md, "Planning speed and memory"). Alternating the builds in each round
 # keeps a shared machine's load from favouring one of them. `small` (default `large`)
 # times small corpora at 64 ranks instead, where the epoch's end is most of the work;
@@ -9,8 +9,9 @@
 # that the epoch's end is nearly all the corpus; `huge` 4,096 ranks, where thousands of
 # a step's batches cost the same few values (settings a search of random ones found
 # slow: bench/plan_random_settings.py); `ranks` the paragraphs and sentences quadratic
-# at 256 to 4,096 ranks, 8,192 tokens. PLAN_TIMING_LIMIT=S stops each command after S
-# seconds (its line then says exit=124, or 137 where it had to be killed).
+# at 256 to 4,096 ranks, 8,192 tokens; `caps` the paragraphs under sample caps of 1 to
+# 8. PLAN_TIMING_LIMIT=S stops each command after S seconds (its line then says
+# exit=124, or 137 where it had to be killed).
 set -euo pipefail
 old=$1 new=$2 rounds=$3 dir=$4 set=${5:-large}
 common=(--oversize truncate --no-baselines --json)
@@ -53,6 +54,16 @@ ranks=(
   "--lengths $dir/doc_sentences.txt --world-size 1024 --tokens-per-rank 8192 --cost quadratic --epochs 1"
   "--lengths $dir/doc_sentences.txt --world-size 4096 --tokens-per-rank 8192 --cost quadratic --epochs 1"
 )
+# Small sample caps (micro-batches of one to eight) on a million paragraphs: a window of
+# tens of thousands of steps, whose pairs of steps were all compared and whose end was
+# cut again after each step it took back.
+caps=(
+  "--lengths $dir/doc_paragraphs.txt --world-size 8 --tokens-per-rank 8192 --cost quadratic --epochs 1 --max-batch-size 1"
+  "--lengths $dir/doc_paragraphs.txt --world-size 8 --tokens-per-rank 8192 --cost quadratic --epochs 1 --max-batch-size 2"
+  "--lengths $dir/doc_paragraphs.txt --world-size 8 --tokens-per-rank 8192 --cost quadratic --epochs 1 --max-batch-size 4"
+  "--lengths $dir/doc_paragraphs.txt --world-size 8 --tokens-per-rank 8192 --cost linear --epochs 1 --max-batch-size 8"
+  "--lengths $dir/doc_paragraphs.txt --world-size 64 --tokens-per-rank 8192 --cost quadratic --epochs 1 --max-batch-size 2"
+)
 limit=${PLAN_TIMING_LIMIT:-0}
 case $set in
   large) cases=("${large[@]}") ;;
@@ -60,7 +71,8 @@ case $set in
   wide) cases=("${wide[@]}") ;;
   huge) cases=("${huge[@]}") ;;
   ranks) cases=("${ranks[@]}") ;;
-  *) echo "plan_timing.sh: the case set must be large, small, wide, huge or ranks, not '$set'" >&2; exit 2 ;;
+  caps) cases=("${caps[@]}") ;;
+  *) echo "plan_timing.sh: the case set must be large, small, wide, huge, ranks or caps, not '$set'" >&2; exit 2 ;;
 esac
 for round in $(seq "$rounds"); do
   for i in "${!cases[@]}"; do

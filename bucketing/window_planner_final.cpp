@@ -879,7 +879,8 @@ std::vector<WindowPlanner::Planned> WindowPlanner::untabulate(const SampleTable&
 // cutting. Under a small sample cap nearly every step of a large window is that light
 // (at 8 ranks, capped at 2, a batch of the shortest samples never reaches half the
 // budget), and take_back_until_levellable took back tens of thousands of steps, each
-// followed by a cut of the whole leftover: an hour for a million paragraphs.
+// followed by a cut of the whole leftover: more than ten minutes for a million
+// paragraphs.
 class WindowPlanner::LightTailBound {
  public:
   // Kept only where the suffix is small: else the bound is never useful.
@@ -907,8 +908,9 @@ class WindowPlanner::LightTailBound {
   }
 
   // True only where last_final_step_light would be: more than one step of mass, and
-  // the suffix's bound under half of what its shortest sample could reach on every
-  // rank (reachable grows with the length). Margins keep rounding on the safe side.
+  // the suffix's bound under half of what the leftover's shortest sample could reach on
+  // every rank (reachable grows with the length, and the last step's longest is no
+  // shorter). Margins keep rounding on the safe side.
   bool surely_light() const {
     if (suffix_.empty()) return false;
     const double W = static_cast<double>(planner_.world_size_);

@@ -883,7 +883,9 @@ std::vector<WindowPlanner::Planned> WindowPlanner::untabulate(const SampleTable&
 // paragraphs.
 class WindowPlanner::LightTailBound {
  public:
-  // Kept only where the suffix is small: else the bound is never useful.
+  // Kept only where the suffix is at most this many samples: a larger one bounds the
+  // last step by more than half a step's budget for all but the shortest samples, and
+  // would cost a set of that many samples to keep.
   static constexpr uint64_t kMostSuffix = 1 << 16;
 
   LightTailBound(const WindowPlanner& planner, const std::vector<Entry>& leftover)

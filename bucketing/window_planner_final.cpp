@@ -883,9 +883,9 @@ std::vector<WindowPlanner::Planned> WindowPlanner::untabulate(const SampleTable&
 // paragraphs.
 class WindowPlanner::LightTailBound {
  public:
-  // Kept only where the suffix is at most this many samples: a larger one bounds the
-  // last step by more than half a step's budget for all but the shortest samples, and
-  // would cost a set of that many samples to keep.
+  // Kept only where the suffix is at most this many samples, which it holds in a set
+  // (whether it settles anything depends on the cap: `cap` of the suffix's longest
+  // against half the budget, at any world size).
   static constexpr uint64_t kMostSuffix = 1 << 16;
 
   LightTailBound(const WindowPlanner& planner, const std::vector<Entry>& leftover)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "bucketing/cost_model.h"
@@ -247,7 +248,8 @@ class FirstOfEachCost {
     for (size_t k = 0; k < step.size(); ++k) by_cost.emplace_back(costs[step[k]], k);
     std::sort(by_cost.begin(), by_cost.end());  // equal costs by position
     for (size_t k = 0; k < by_cost.size(); ++k)
-      if (k == 0 || by_cost[k].first != by_cost[k - 1].first) firsts_.push_back(by_cost[k].second);
+      if (k == 0 || by_cost[k].first != by_cost[k - 1].first) by_cost_.push_back(by_cost[k]);
+    for (const auto& [cost, position] : by_cost_) firsts_.push_back(position);
     std::sort(firsts_.begin(), firsts_.end());
   }
   // Position k, which cost `was`, now holds a batch costing `now` (the step already
@@ -257,15 +259,20 @@ class FirstOfEachCost {
     const auto at_k = std::lower_bound(firsts_.begin(), firsts_.end(), k);
     if (at_k != firsts_.end() && *at_k == k) {
       firsts_.erase(at_k);
-      if (const size_t next = find(was, k + 1); next < step_->size()) add(next);
+      const size_t next = find(was, k + 1);
+      if (next < step_->size()) add(next);
+      set_first_of(was, next);
     }
     const size_t first_now = find(now, 0);
     if (first_now == k) {
       if (const size_t later = find(now, k + 1); later < step_->size()) drop(later);
       add(k);
+      set_first_of(now, k);
     }
   }
+  // The first positions of each cost: ascending, and as (cost, position) by cost.
   const std::vector<size_t>& firsts() const { return firsts_; }
+  const std::vector<std::pair<double, size_t>>& by_cost() const { return by_cost_; }
 
  private:
   // The first position from `from` on whose batch costs `cost` (the step's size if none).
@@ -279,10 +286,23 @@ class FirstOfEachCost {
     const auto at = std::lower_bound(firsts_.begin(), firsts_.end(), k);
     if (at != firsts_.end() && *at == k) firsts_.erase(at);
   }
+  // by_cost_'s entry for `cost` now at `position`; removed when that is the step's size.
+  void set_first_of(double cost, size_t position) {
+    auto at = std::lower_bound(by_cost_.begin(), by_cost_.end(), std::pair(cost, size_t{0}));
+    const bool present = at != by_cost_.end() && at->first == cost;
+    if (position == step_->size()) {
+      if (present) by_cost_.erase(at);
+    } else if (present) {
+      at->second = position;
+    } else {
+      by_cost_.insert(at, {cost, position});
+    }
+  }
 
   std::span<const double> costs_;
-  const std::vector<size_t>* step_;  // the step, as it changes
-  std::vector<size_t> firsts_;       // positions, ascending
+  const std::vector<size_t>* step_;                 // the step, as it changes
+  std::vector<size_t> firsts_;                      // positions, ascending
+  std::vector<std::pair<double, size_t>> by_cost_;  // (cost, its first position), by cost
 };
 
 // A step as best_swap reads it.
@@ -318,6 +338,42 @@ struct Swap {
   size_t x, t, y;  // batch x of the worst step for batch y of step t
 };
 
+// The positions of the partner step `p`'s batches (firsts, as (cost, position) by
+// cost) whose swap for the worst step `w`'s batch costing `out` may leave the larger
+// max/mean of the two below `below`, in ascending order; a few more near the ends, none
+// fewer. As the cost `in` brought in rises below the partner's dearest, the worst step's
+// max/mean falls until `in` reaches its dearest other batch (`rest`) and rises past it,
+// while the partner's rises (its sum falls, its dearest stays): the larger of the two
+// falls until the partner's overtakes or `in` passes `rest`, then rises. The costs that
+// beat `below` are thus one run about that turn, found by bisection on either side of
+// it, with a margin of 1e-9 of `below` against rounding (about 1e-15 of it). The
+// partner's dearest, whose swap lowers the partner's dearest too, is always included.
+void positions_that_may_beat(const StepShape& w, double out, size_t width, const StepShape& p,
+                             std::span<const std::pair<double, size_t>> partner,
+                             size_t partner_width, double below, std::vector<size_t>& positions) {
+  positions.clear();
+  const double rest = out == w.dearest ? w.second : w.dearest;
+  auto after = [&](double in) {
+    return std::max(ratio_after(w, out, in, width), ratio_after(p, in, out, partner_width));
+  };
+  auto cost_below = [](const std::pair<double, size_t>& e, double c) { return e.first < c; };
+  auto cost_above = [](double c, const std::pair<double, size_t>& e) { return c < e.first; };
+  const auto first = std::upper_bound(partner.begin(), partner.end(), out, cost_above);
+  const auto dearest = std::lower_bound(first, partner.end(), p.dearest, cost_below);
+  const auto turn = std::partition_point(first, dearest, [&](const auto& e) {
+    return e.first <= rest &&
+           ratio_after(p, e.first, out, partner_width) < ratio_after(w, out, e.first, width);
+  });
+  const double widened = below + 1e-9 * std::abs(below);
+  const auto from =
+      std::partition_point(first, turn, [&](const auto& e) { return after(e.first) >= widened; });
+  const auto to =
+      std::partition_point(turn, dearest, [&](const auto& e) { return after(e.first) < widened; });
+  for (auto e = from; e != to; ++e) positions.push_back(e->second);
+  if (dearest != partner.end()) positions.push_back(dearest->second);
+  std::sort(positions.begin(), positions.end());
+}
+
 // The swap of a batch of step `worst` with a dearer batch of another step that most
 // lowers the larger max/mean of the two, when one lowers it by more than 1e-12 below
 // the worst step's; the first found of equals. Steps are searched only where a swap
@@ -326,7 +382,9 @@ struct Swap {
 // of the cost brought in, falls until it reaches the step's dearest other batch and
 // rises past it; the partner step loses a batch dearer than the one it takes, so its
 // sum falls and its dearest stays at least its second dearest and the batch taken.
-// Each step's batches are scanned only at the first of each cost (FirstOfEachCost).
+// Each step's batches are scanned only at the first of each cost (FirstOfEachCost), and
+// of those only the ones whose costs may beat the best found (positions_that_may_beat),
+// in their order in the step.
 std::optional<Swap> best_swap(std::span<const double> costs,
                               const std::vector<std::vector<size_t>>& steps,
                               const std::vector<StepView>& views, size_t worst) {
@@ -335,6 +393,7 @@ std::optional<Swap> best_swap(std::span<const double> costs,
   const double now = step_imbalance(w.dearest, w.sum, width);
   std::optional<Swap> best;
   auto best_after = [&] { return best ? best->after : now; };
+  std::vector<size_t> positions;
   for (size_t x : views[worst].firsts.firsts()) {
     const double out = costs[steps[worst][x]];
     const double rest = out == w.dearest ? w.second : w.dearest;
@@ -344,9 +403,10 @@ std::optional<Swap> best_swap(std::span<const double> costs,
       if (t == worst || p.dearest <= out) continue;
       if (ratio_after(w, out, std::clamp(rest, out, p.dearest), width) > best_after()) continue;
       if (step_imbalance(std::max(p.second, out), p.sum, steps[t].size()) > best_after()) continue;
-      for (size_t y : views[t].firsts.firsts()) {
+      positions_that_may_beat(w, out, width, p, views[t].firsts.by_cost(), steps[t].size(),
+                              best_after() - 1e-12, positions);
+      for (size_t y : positions) {
         const double in = costs[steps[t][y]];
-        if (in <= out) continue;
         const double after =
             std::max(ratio_after(w, out, in, width), ratio_after(p, in, out, steps[t].size()));
         if (after < best_after() - 1e-12) best = Swap{after, x, t, y};

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -358,6 +359,23 @@ TEST(LumpRuns, SwapsAreThoseOfTheFullScanWhenBatchesShareCosts) {
     std::vector<double> costs(W * step_count);
     for (double& c : costs)
       c = uniform() < 0.9 ? few[static_cast<size_t>(uniform() * 5)] : uniform();
+    expect_the_full_scans_swaps(costs, W, round);
+  }
+}
+
+// Wider steps of long-tailed whole-number costs (many distinct, some tied), dealt in
+// cost order as a window's steps are, ascending or descending, or shuffled: the search
+// that bisects each partner's costs for those that may beat the best found makes
+// exactly the full scan's swaps.
+TEST(LumpRuns, SwapsAreThoseOfTheFullScanOnWideLongTailedSteps) {
+  Lcg uniform{4096};
+  for (int round = 0; round < 24; ++round) {
+    const size_t W = static_cast<size_t>(16 + uniform() * 24);
+    const size_t step_count = static_cast<size_t>(2 + uniform() * 2);
+    std::vector<double> costs(W * step_count);
+    for (double& c : costs) c = std::floor(8.0 / std::pow(1.0 - uniform(), 1.2));
+    if (round % 3 == 0) std::sort(costs.begin(), costs.end());
+    if (round % 3 == 1) std::sort(costs.rbegin(), costs.rend());
     expect_the_full_scans_swaps(costs, W, round);
   }
 }

@@ -356,21 +356,28 @@ void positions_that_may_beat(const StepShape& w, double out, size_t width, const
   auto after = [&](double in) {
     return std::max(ratio_after(w, out, in, width), ratio_after(p, in, out, partner_width));
   };
-  auto cost_below = [](const std::pair<double, size_t>& e, double c) { return e.first < c; };
+  if (partner.empty() || partner.back().first <= out) return;
+  // The last of the partner's costs is its dearest.
   auto cost_above = [](double c, const std::pair<double, size_t>& e) { return c < e.first; };
-  const auto first = std::upper_bound(partner.begin(), partner.end(), out, cost_above);
-  const auto dearest = std::lower_bound(first, partner.end(), p.dearest, cost_below);
+  const auto dearest = partner.end() - 1;
+  const auto first = std::upper_bound(partner.begin(), dearest, out, cost_above);
   const auto turn = std::partition_point(first, dearest, [&](const auto& e) {
     return e.first <= rest &&
            ratio_after(p, e.first, out, partner_width) < ratio_after(w, out, e.first, width);
   });
+  positions.push_back(dearest->second);
+  // The run's least is beside the turn: when neither there beats `below`, none does,
+  // and the run's ends need not be sought (most calls, once a good swap is found).
   const double widened = below + 1e-9 * std::abs(below);
-  const auto from =
-      std::partition_point(first, turn, [&](const auto& e) { return after(e.first) >= widened; });
-  const auto to =
-      std::partition_point(turn, dearest, [&](const auto& e) { return after(e.first) < widened; });
-  for (auto e = from; e != to; ++e) positions.push_back(e->second);
-  if (dearest != partner.end()) positions.push_back(dearest->second);
+  const bool beside_turn_beats = (turn != dearest && after(turn->first) < widened) ||
+                                 (turn != first && after((turn - 1)->first) < widened);
+  if (beside_turn_beats) {
+    const auto from =
+        std::partition_point(first, turn, [&](const auto& e) { return after(e.first) >= widened; });
+    const auto to = std::partition_point(turn, dearest,
+                                         [&](const auto& e) { return after(e.first) < widened; });
+    for (auto e = from; e != to; ++e) positions.push_back(e->second);
+  }
   std::sort(positions.begin(), positions.end());
 }
 

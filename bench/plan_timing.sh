@@ -7,7 +7,8 @@
 # times small corpora at 64 ranks instead, where the epoch's end is most of the work;
 # `wide` a million paragraphs at 256 to 1,000 ranks, whose epochs are a few steps, so
 # that the epoch's end is nearly all the corpus; `huge` 4,096 ranks, where thousands of
-# a step's batches cost the same few values (settings a search of random ones found
+# a step's batches cost the same few values, or where an epoch is a sixteenth of a step
+# and two steps swap thousands of batches (settings a search of random ones found
 # slow: bench/plan_random_settings.py); `ranks` the paragraphs and sentences quadratic
 # at 256 to 4,096 ranks, 8,192 tokens; `caps` the paragraphs under sample caps of 1 to
 # 8. PLAN_TIMING_LIMIT=S stops each command after S seconds (its line then says
@@ -44,6 +45,7 @@ huge=(
   "--lengths $dir/changelog_entries.txt --world-size 4096 --tokens-per-rank 7 --cost linear --epochs 2 --max-batch-tokens 7"
   "--lengths $dir/markup_docs.txt --world-size 4096 --tokens-per-rank 1000000 --cost quadratic --epochs 2 --seed 307082186"
   "--lengths $dir/doc_paragraphs.txt --world-size 4096 --tokens-per-rank 8192 --cost linear --epochs 1"
+  "--lengths $dir/shape_pareto.txt --world-size 4096 --tokens-per-rank 131072 --cost linear --epochs 2"
 )
 # Cluster sizes on the real corpora: epochs of one to five steps of work at hundreds of
 # ranks, where the final cut's split (split_off_light_tail) weighed every boundary.

@@ -352,11 +352,11 @@ void positions_that_may_beat(const StepShape& w, double out, size_t width, const
                              std::span<const std::pair<double, size_t>> partner,
                              size_t partner_width, double below, std::vector<size_t>& positions) {
   positions.clear();
+  if (partner.empty() || partner.back().first <= out) return;
   const double rest = out == w.dearest ? w.second : w.dearest;
   auto after = [&](double in) {
     return std::max(ratio_after(w, out, in, width), ratio_after(p, in, out, partner_width));
   };
-  if (partner.empty() || partner.back().first <= out) return;
   // The last of the partner's costs is its dearest.
   auto cost_above = [](double c, const std::pair<double, size_t>& e) { return c < e.first; };
   const auto dearest = partner.end() - 1;
@@ -367,7 +367,7 @@ void positions_that_may_beat(const StepShape& w, double out, size_t width, const
   });
   positions.push_back(dearest->second);
   // The run's least is beside the turn: when neither there beats `below`, none does,
-  // and the run's ends need not be sought (most calls, once a good swap is found).
+  // and the run's ends need not be sought.
   const double widened = below + 1e-9 * std::abs(below);
   const bool beside_turn_beats = (turn != dearest && after(turn->first) < widened) ||
                                  (turn != first && after((turn - 1)->first) < widened);

@@ -91,8 +91,10 @@ namespace evenfeed {
 // dearest other step planned again together, kept where more level
 // (WindowPlanner::regroup_dearest), 37 since a final step's split into two is weighed at
 // no more than 64 of its batch boundaries (plans at more than 65 ranks can differ;
-// kMostSplitsWeighed).
-inline constexpr int kTokenBudgetPlanRevision = 37;
+// kMostSplitsWeighed), 38 since a final step's light batch borrows from up to eight
+// planned steps, each lending while it stays within 1.02 max/mean and keeping each
+// batch's longest sample (WindowPlanner::take_for_light).
+inline constexpr int kTokenBudgetPlanRevision = 38;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

@@ -335,6 +335,13 @@ class WindowPlanner {
   double imbalance(const Planned& step) const;
   static void count_samples(Planned& step);
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step, double& room) const;
+  struct LightFill {       // what take_for_light did
+    double spent = 0;      // padded slots added
+    bool moved = false;    // whether a sample moved
+    bool stopped = false;  // the light batch is full, or the padding room spent
+  };
+  LightFill take_for_light(Planned& donor, Batch& light, double dearest, double room) const;
+  static std::vector<Entry>::iterator sample_to_lend(Batch& from, uint64_t ceiling);
   double padding_room(std::initializer_list<const std::vector<Planned>*> step_lists,
                       double share) const;
   void level_by_swaps(std::vector<Planned>& steps) const;

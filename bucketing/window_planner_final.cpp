@@ -36,6 +36,12 @@ static constexpr double kSwapUntil = 1.02;
 // A step whose dearest batch costs at most this share of the budget is negligible, and
 // dealt into another step of its window where that keeps it level (absorb_negligible).
 static constexpr double kNegligibleShare = 0.01;
+// A final step's light batch borrows from at most this many planned steps
+// (borrow_for_lightest), each lending while it stays within kDonorLevel max/mean (or
+// its own, if less level): one donor lending until the light batch was full left the
+// donor less level than the step had been.
+static constexpr size_t kMostDonors = 8;
+static constexpr double kDonorLevel = 1.02;
 // Rounds of shedding (shed_to_level) and swapping again in shed_and_swap.
 static constexpr int kShedRounds = 4;
 // A final step split in two may hold this many times its padded slots (cutting W ways
@@ -260,62 +266,120 @@ double WindowPlanner::imbalance(const Planned& step) const {
 
 // A final step's lightest batch, when its samples are too few and too far in length
 // from the rest to be levelled by cutting (a few short samples after mid-length ones),
-// takes samples from the finest-grained planned step: from each of that step's batches
-// in turn, the longest sample that does not lengthen the light batch (so nothing it
-// holds is padded more), until the light batch reaches the step's dearest. Kept only if
-// the step gets more level and the donor ends no less level than the step or than it
-// was. Each sample borrowed adds the light batch's longest minus its donor batch's
-// longest to the padded slots; it stops before they would exceed `room`,
-// which it lowers by what it spent. Returns whether anything moved.
+// takes samples from the finest-grained planned steps (most samples first, at most
+// kMostDonors of them): from each of a donor's batches in turn, the longest sample that
+// does not lengthen the light batch (so nothing it holds is padded more), until the
+// light batch reaches the step's dearest (take_for_light). Kept only if the step gets
+// more level. Each sample borrowed adds the light batch's longest minus its donor
+// batch's longest to the padded slots; it stops before they would exceed `room`, which
+// it lowers by what it spent. Returns whether anything moved.
 bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& step,
                                         double& room) const {
   const double before = imbalance(step);
   if (before <= kLevelEnough) return false;
-  auto donor =
-      std::max_element(planned.begin(), planned.end(),
-                       [](const Planned& x, const Planned& y) { return x.samples < y.samples; });
-  if (donor == planned.end() || donor->samples < 2 * world_size_) return false;
+  std::vector<size_t> donors;
+  for (size_t d = 0; d < planned.size(); ++d)
+    if (planned[d].samples >= 2 * world_size_) donors.push_back(d);
+  std::stable_sort(donors.begin(), donors.end(),
+                   [&](size_t a, size_t b) { return planned[a].samples > planned[b].samples; });
+  if (donors.size() > kMostDonors) donors.resize(kMostDonors);
   auto light = std::min_element(step.batches.begin(), step.batches.end(),
                                 [](const Batch& x, const Batch& y) { return x.cost < y.cost; });
   double dearest = 0;
   for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
-  const Planned donor_before = *donor;
   const Batch light_before = *light;
+  std::vector<std::pair<size_t, Planned>> lenders;  // each donor that gave, as it was
   double spent = 0;
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (Batch& from : donor->batches) {
-      if (from.entries.size() < 2) continue;
-      auto pick = from.entries.end();
-      for (auto it = from.entries.begin(); it != from.entries.end(); ++it) {
-        if (it->length <= light->longest &&
-            (pick == from.entries.end() || it->length > pick->length))
-          pick = it;
-      }
-      if (pick == from.entries.end()) continue;
-      const double cost = options_.cost.batch(light->entries.size() + 1, light->longest);
-      if (cost > dearest || !fits(light->entries.size() + 1, light->longest)) break;
-      const double padding =
-          static_cast<double>(light->longest) - static_cast<double>(from.longest);
-      if (spent + padding > room) break;
-      spent += padding;
-      light->entries.push_back(*pick);
-      light->cost = cost;
-      from.entries.erase(pick);
-      moved = true;
+  for (size_t d : donors) {
+    Planned before_giving = planned[d];
+    const LightFill fill = take_for_light(planned[d], *light, dearest, room - spent);
+    if (fill.moved) {
+      spent += fill.spent;
+      for (Batch& b : planned[d].batches) recost(b);
+      count_samples(planned[d]);
+      lenders.emplace_back(d, std::move(before_giving));
     }
+    if (fill.stopped) break;
   }
-  for (Batch& b : donor->batches) recost(b);
-  count_samples(*donor);
-  const double after = imbalance(step);
-  if (after >= before || imbalance(*donor) > std::max(after, imbalance(donor_before))) {
-    *donor = donor_before;
+  if (lenders.empty() || imbalance(step) >= before) {
+    for (auto& [d, was] : lenders) planned[d] = std::move(was);
     *light = light_before;
     return false;
   }
   count_samples(step);
   room -= spent;
   return true;
+}
+
+// Moves samples from `donor`'s batches into `light`, one from each batch in turn (the
+// longest no longer than the light batch's longest), until the light batch would cost
+// more than `dearest` or the padded slots added would pass `room` (stopped: no other
+// donor is tried), or the donor would be less level than kDonorLevel (or than it was,
+// if less): a donor batch whose samples are all longer than the light batch's (a run of
+// mid-length files beside steps of short ones) keeps its cost while the others give,
+// and borrowing until the light batch was full once left the donor at max/mean 1.12.
+// A donor batch keeps one sample at its longest, so each sample it gives lowers its
+// cost by one sample's share: taking the longest too (in a run of like lengths, alone at
+// the top) also cut the batch's cost to its next sample's length.
+WindowPlanner::LightFill WindowPlanner::take_for_light(Planned& donor, Batch& light, double dearest,
+                                                       double room) const {
+  LightFill fill;
+  double sum = 0, most = 0;
+  for (const Batch& b : donor.batches) {
+    sum += b.cost;
+    most = std::max(most, b.cost);
+  }
+  const double limit = std::max(kDonorLevel, step_imbalance(most, sum, world_size_));
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (Batch& from : donor.batches) {
+      auto pick = sample_to_lend(from, light.longest);
+      if (pick == from.entries.end()) continue;
+      const double cost = options_.cost.batch(light.entries.size() + 1, light.longest);
+      const double padding = static_cast<double>(light.longest) - static_cast<double>(from.longest);
+      if (cost > dearest || !fits(light.entries.size() + 1, light.longest) ||
+          fill.spent + padding > room) {
+        fill.stopped = true;
+        return fill;
+      }
+      const double from_cost = options_.cost.batch(from.entries.size() - 1, from.longest);
+      double new_most = most;
+      if (from.cost >= most) {
+        new_most = from_cost;
+        for (const Batch& b : donor.batches)
+          if (&b != &from) new_most = std::max(new_most, b.cost);
+      }
+      const double new_sum = sum - from.cost + from_cost;
+      if (step_imbalance(new_most, new_sum, world_size_) > limit) return fill;
+      fill.spent += padding;
+      light.entries.push_back(*pick);
+      light.cost = cost;
+      from.entries.erase(pick);
+      from.cost = from_cost;
+      sum = new_sum;
+      most = new_most;
+      fill.moved = moved = true;
+    }
+  }
+  return fill;
+}
+
+// The sample `from` lends to a light batch whose longest is `ceiling`: its longest one
+// no longer than that, but never the last at `from`'s own longest (end(): none).
+std::vector<WindowPlanner::Entry>::iterator WindowPlanner::sample_to_lend(Batch& from,
+                                                                          uint64_t ceiling) {
+  auto pick = from.entries.end();
+  if (from.entries.size() < 2) return pick;
+  bool longest_kept = false;
+  for (auto it = from.entries.begin(); it != from.entries.end(); ++it) {
+    if (it->length == from.longest && !longest_kept) {
+      longest_kept = true;
+      continue;
+    }
+    if (it->length <= ceiling && (pick == from.entries.end() || it->length > pick->length))
+      pick = it;
+  }
+  return pick;
 }
 
 // `samples` cut into steps of their own (work.apart) when every rank can get a

@@ -913,6 +913,45 @@ TEST(TokenBudgetPlanner, BorrowingForALightFinalBatchStopsAtThePaddingTarget) {
   EXPECT_EQ(metrics.total_duplicated(), 0u);
 }
 
+// Source files cut to a 2,048-token context: `n` lengths drawn from the 40-quantiles of
+// a JDK's 15,224 .java files so cut (a quarter of them 219-297 tokens, a sixth at the
+// cut), linearly between quantiles.
+std::vector<uint64_t> java_files_cut_to_2048(uint64_t n, uint64_t seed) {
+  static constexpr double kQuantiles[] = {
+      31,   219,  239,  255,  269,  284,  297,  311,  329,  348,  369,  390,  414, 438,
+      463,  492,  524,  550,  566,  593,  628,  675,  721,  773,  842,  912,  982, 1078,
+      1181, 1317, 1449, 1609, 1797, 2041, 2048, 2048, 2048, 2048, 2048, 2048, 2048};
+  constexpr size_t kSteps = std::size(kQuantiles) - 1;
+  std::vector<uint64_t> out(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    CounterRng rng(seed, RngStream::kSynth, 61, i);
+    const double at = rng.uniform() * kSteps;
+    const size_t k = std::min(static_cast<size_t>(at), kSteps - 1);
+    const double l = kQuantiles[k] + (at - k) * (kQuantiles[k + 1] - kQuantiles[k]);
+    out[i] = static_cast<uint64_t>(l);
+  }
+  return out;
+}
+
+// At 8 ranks (quadratic, 8,192 tokens) such files are planned level, exactly once, at
+// little padding. The JDK's own files so cut once left the epoch's final step with one
+// batch of a few short files beside batches of mid-length ones (max/mean 1.13, until
+// plan revision 38: WindowPlanner::take_for_light); these drawn from their quantiles
+// plan level with and without that change, so this guards the shape, not the change
+// (docs/plan_history.md, forty-sixth session).
+TEST(TokenBudgetPlanner, SourceFilesCutToAContextPlanLevelAtEightRanks) {
+  const BucketingOptions o = quadratic_budget(8192);
+  for (uint64_t seed : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    const auto lengths = java_files_cut_to_2048(15224, seed);
+    SpanLengths source(lengths);
+    const PlanMetrics metrics = expect_level(source, resolve_automatic(source, o), 8, seed,
+                                             CostKind::kQuadratic, 1.005, 1.05);
+    EXPECT_LT(metrics.padding_waste(), 0.02);
+    EXPECT_LT(metrics.repeated_pair_share(), 0.1);
+  }
+}
+
 // A corpus of short entries with lumps: about 3% of samples alone cost an eighth to
 // most of the budget under quadratic cost, and 0.4% are truncated to it. At 64 ranks
 // the epoch's leftover can hold more lumps than there are ranks, which forces a second

@@ -37,8 +37,9 @@
 //    more lumps than ranks would leave a nearly empty last step), and the last of
 //    those steps is cut again to a level of its own. A final step left with one light
 //    batch (a few short samples after mid-length ones, too far apart in length to share
-//    a batch) borrows short samples from the finest-grained planned step, alike from
-//    each of its batches, when that makes both more level, while the window's padding
+//    a batch) borrows short samples from the finest-grained planned steps, alike from
+//    each of their batches, each donor lending while it stays within 1.02 max/mean
+//    (take_for_light), when that makes the step more level, while the window's padding
 //    stays under 1.8% (a borrowed sample is padded to the light batch's longest).
 //    Under a token bound (max_batch_tokens), lumps (samples alone in a batch and dearer
 //    than any batch of shorter ones) are placed before the final cut, with the dearest

@@ -93,7 +93,7 @@ namespace evenfeed {
 // no more than 64 of its batch boundaries (plans at more than 65 ranks can differ;
 // kMostSplitsWeighed), 38 since a final step's light batch borrows from up to eight
 // planned steps, each lending while it stays within 1.02 max/mean and keeping each
-// batch's longest sample (WindowPlanner::take_for_light).
+// batch's longest sample (lend_to_light.h).
 inline constexpr int kTokenBudgetPlanRevision = 38;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.

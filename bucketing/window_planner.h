@@ -39,7 +39,7 @@
 //    batch (a few short samples after mid-length ones, too far apart in length to share
 //    a batch) borrows short samples from the finest-grained planned steps, alike from
 //    each of their batches, each donor lending while it stays within 1.02 max/mean
-//    (take_for_light), when that makes the step more level, while the window's padding
+//    (lend_to_light.h), when that makes the step more level, while the window's padding
 //    stays under 1.8% (a borrowed sample is padded to the light batch's longest).
 //    Under a token bound (max_batch_tokens), lumps (samples alone in a batch and dearer
 //    than any batch of shorter ones) are placed before the final cut, with the dearest
@@ -97,10 +97,10 @@
 // 7. The step order is chosen among a few seeded shuffles to keep the lag-1
 //    correlation of step mean length near zero.
 // Steps 1-3, 6 and 7 live in window_planner.cpp (the capped steps of step 3 in
-// window_planner_capped.cpp), steps 4 and 5 and the padding guard in
-// window_planner_final.cpp, the lumps' placement of step 4 in window_planner_lumps.cpp,
-// the idle ranks' batches of step 5 in window_planner_idle.cpp, the regroup of step 4 in
-// window_planner_regroup.cpp.
+// window_planner_capped.cpp), step 4 and the padding guard in window_planner_final.cpp
+// (the light batch's borrowing in window_planner_borrow.cpp, the lumps' placement in
+// window_planner_lumps.cpp, the regroup in window_planner_regroup.cpp), step 5 in
+// window_planner_level.cpp (the idle ranks' batches in window_planner_idle.cpp).
 #pragma once
 
 #include <cstdint>
@@ -336,13 +336,6 @@ class WindowPlanner {
   double imbalance(const Planned& step) const;
   static void count_samples(Planned& step);
   bool borrow_for_lightest(std::vector<Planned>& planned, Planned& step, double& room) const;
-  struct LightFill {       // what take_for_light did
-    double spent = 0;      // padded slots added
-    bool moved = false;    // whether a sample moved
-    bool stopped = false;  // the light batch is full, or the padding room spent
-  };
-  LightFill take_for_light(Planned& donor, Batch& light, double dearest, double room) const;
-  static std::vector<Entry>::iterator sample_to_lend(Batch& from, uint64_t ceiling);
   double padding_room(std::initializer_list<const std::vector<Planned>*> step_lists,
                       double share) const;
   void level_by_swaps(std::vector<Planned>& steps) const;

@@ -1,9 +1,11 @@
 // WindowPlanner, second part: what happens to samples that cannot be carried into the
 // next window (the epoch's last window, or a carry that outgrew a window). They are cut
-// into steps of exactly W batches (final_cut), the lightest final batches borrow from
-// the finest planned step, and under a token bound the lumps are placed first
-// (place_lumps, in window_planner_lumps.cpp). See window_planner.h for the whole
-// sequence.
+// into steps of exactly W batches (final_cut), the end is made in other ways where it
+// is out of level and the most level kept (finish_level), and a window still above the
+// padding guard is planned again quieter (plan_quietly_if_less_padded). A light final
+// batch borrows in window_planner_borrow.cpp; the lumps under a token bound are placed
+// in window_planner_lumps.cpp; the window's steps are levelled in
+// window_planner_level.cpp. See window_planner.h for the whole sequence.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -12,38 +14,16 @@
 #include <set>
 #include <span>
 
-#include "bucketing/absorb_steps.h"
 #include "bucketing/end_runs.h"
 #include "bucketing/evenly_spread.h"
 #include "bucketing/greedy_segments.h"
-#include "bucketing/level_by_moves.h"
 #include "bucketing/lump_runs.h"
-#include "bucketing/shed_to_level.h"
-#include "bucketing/split_in_cost_order.h"
 #include "bucketing/window_planner.h"
 #include "bucketing/window_planner_parts.h"
 #include "core/philox.h"
 
 namespace evenfeed {
 
-// Exchanging whole batches between steps (level_by_swaps) goes on until every step is
-// within this: it changes neither padding nor batch mates, so it may aim nearer 1 than
-// the ways that spend padding (moves, borrowing, the final cut's tries). With every
-// threshold at 1.02, padding rose to 1.79% on several real-corpus configurations; with
-// this one alone, no padding or pairs changed and the worst step fell by up to 0.017.
-static constexpr double kSwapUntil = 1.02;
-
-// A step whose dearest batch costs at most this share of the budget is negligible, and
-// dealt into another step of its window where that keeps it level (absorb_negligible).
-static constexpr double kNegligibleShare = 0.01;
-// A final step's light batch borrows from at most this many planned steps
-// (borrow_for_lightest), each lending while it stays within kDonorLevel max/mean (or
-// its own, if less level): one donor lending until the light batch was full left the
-// donor less level than the step had been.
-static constexpr size_t kMostDonors = 8;
-static constexpr double kDonorLevel = 1.02;
-// Rounds of shedding (shed_to_level) and swapping again in shed_and_swap.
-static constexpr int kShedRounds = 4;
 // A final step split in two may hold this many times its padded slots (cutting W ways
 // twice moves the boundaries between long samples; the padding target is 2%).
 static constexpr double kSplitSlack = 1.02;
@@ -262,124 +242,6 @@ void WindowPlanner::recost(Batch& b) const {
 // max/mean of a step's batch costs (1 for an empty step).
 double WindowPlanner::imbalance(const Planned& step) const {
   return imbalance(step.batches);
-}
-
-// A final step's lightest batch, when its samples are too few and too far in length
-// from the rest to be levelled by cutting (a few short samples after mid-length ones),
-// takes samples from the finest-grained planned steps (most samples first, at most
-// kMostDonors of them): from each of a donor's batches in turn, the longest sample that
-// does not lengthen the light batch (so nothing it holds is padded more), until the
-// light batch reaches the step's dearest (take_for_light). Kept only if the step gets
-// more level. Each sample borrowed adds the light batch's longest minus its donor
-// batch's longest to the padded slots; it stops before they would exceed `room`, which
-// it lowers by what it spent. Returns whether anything moved.
-bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& step,
-                                        double& room) const {
-  const double before = imbalance(step);
-  if (before <= kLevelEnough) return false;
-  std::vector<size_t> donors;
-  for (size_t d = 0; d < planned.size(); ++d)
-    if (planned[d].samples >= 2 * world_size_) donors.push_back(d);
-  std::stable_sort(donors.begin(), donors.end(),
-                   [&](size_t a, size_t b) { return planned[a].samples > planned[b].samples; });
-  if (donors.size() > kMostDonors) donors.resize(kMostDonors);
-  auto light = std::min_element(step.batches.begin(), step.batches.end(),
-                                [](const Batch& x, const Batch& y) { return x.cost < y.cost; });
-  double dearest = 0;
-  for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
-  const Batch light_before = *light;
-  std::vector<std::pair<size_t, Planned>> lenders;  // each donor that gave, as it was
-  double spent = 0;
-  for (size_t d : donors) {
-    Planned before_giving = planned[d];
-    const LightFill fill = take_for_light(planned[d], *light, dearest, room - spent);
-    if (fill.moved) {
-      spent += fill.spent;
-      for (Batch& b : planned[d].batches) recost(b);
-      count_samples(planned[d]);
-      lenders.emplace_back(d, std::move(before_giving));
-    }
-    if (fill.stopped) break;
-  }
-  if (lenders.empty() || imbalance(step) >= before) {
-    for (auto& [d, was] : lenders) planned[d] = std::move(was);
-    *light = light_before;
-    return false;
-  }
-  count_samples(step);
-  room -= spent;
-  return true;
-}
-
-// Moves samples from `donor`'s batches into `light`, one from each batch in turn (the
-// longest no longer than the light batch's longest), until the light batch would cost
-// more than `dearest` or the padded slots added would pass `room` (stopped: no other
-// donor is tried), or the donor would be less level than kDonorLevel (or than it was,
-// if less): a donor batch whose samples are all longer than the light batch's (a run of
-// mid-length files beside steps of short ones) keeps its cost while the others give,
-// and borrowing until the light batch was full once left the donor at max/mean 1.12.
-// A donor batch keeps one sample at its longest, so each sample it gives lowers its
-// cost by one sample's share: taking the longest too (in a run of like lengths, alone at
-// the top) also cut the batch's cost to its next sample's length.
-WindowPlanner::LightFill WindowPlanner::take_for_light(Planned& donor, Batch& light, double dearest,
-                                                       double room) const {
-  LightFill fill;
-  double sum = 0, most = 0;
-  for (const Batch& b : donor.batches) {
-    sum += b.cost;
-    most = std::max(most, b.cost);
-  }
-  const double limit = std::max(kDonorLevel, step_imbalance(most, sum, world_size_));
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (Batch& from : donor.batches) {
-      auto pick = sample_to_lend(from, light.longest);
-      if (pick == from.entries.end()) continue;
-      const double cost = options_.cost.batch(light.entries.size() + 1, light.longest);
-      const double padding = static_cast<double>(light.longest) - static_cast<double>(from.longest);
-      if (cost > dearest || !fits(light.entries.size() + 1, light.longest) ||
-          fill.spent + padding > room) {
-        fill.stopped = true;
-        return fill;
-      }
-      const double from_cost = options_.cost.batch(from.entries.size() - 1, from.longest);
-      double new_most = most;
-      if (from.cost >= most) {
-        new_most = from_cost;
-        for (const Batch& b : donor.batches)
-          if (&b != &from) new_most = std::max(new_most, b.cost);
-      }
-      const double new_sum = sum - from.cost + from_cost;
-      if (step_imbalance(new_most, new_sum, world_size_) > limit) return fill;
-      fill.spent += padding;
-      light.entries.push_back(*pick);
-      light.cost = cost;
-      from.entries.erase(pick);
-      from.cost = from_cost;
-      sum = new_sum;
-      most = new_most;
-      fill.moved = moved = true;
-    }
-  }
-  return fill;
-}
-
-// The sample `from` lends to a light batch whose longest is `ceiling`: its longest one
-// no longer than that, but never the last at `from`'s own longest (end(): none).
-std::vector<WindowPlanner::Entry>::iterator WindowPlanner::sample_to_lend(Batch& from,
-                                                                          uint64_t ceiling) {
-  auto pick = from.entries.end();
-  if (from.entries.size() < 2) return pick;
-  bool longest_kept = false;
-  for (auto it = from.entries.begin(); it != from.entries.end(); ++it) {
-    if (it->length == from.longest && !longest_kept) {
-      longest_kept = true;
-      continue;
-    }
-    if (it->length <= ceiling && (pick == from.entries.end() || it->length > pick->length))
-      pick = it;
-  }
-  return pick;
 }
 
 // `samples` cut into steps of their own (work.apart) when every rank can get a
@@ -758,181 +620,6 @@ std::vector<WindowPlanner::Entry> WindowPlanner::set_aside_unreachable(
   std::vector<Entry> aside(unreachable, leftover.end());
   leftover.erase(unreachable, leftover.end());
   return aside;
-}
-
-// Padded slots that borrowing (borrow_for_lightest), moves (move_to_level) or absorbed
-// steps (absorb_negligible) may add before the padding share of `step_lists` (a
-// window's steps) reaches `share`.
-double WindowPlanner::padding_room(std::initializer_list<const std::vector<Planned>*> step_lists,
-                                   double share) const {
-  Fill fill;
-  for (const std::vector<Planned>* steps : step_lists) add_fill(*steps, fill);
-  // x more padded slots keep the share: (slots + x - tokens) / (slots + x) <= share,
-  // that is x <= (tokens - (1 - share) slots) / (1 - share).
-  const double keep = 1 - share;
-  return std::max(0.0, (fill.tokens - keep * fill.slots) / keep);
-}
-
-// Adds the slots and tokens of `steps` to `fill`.
-void WindowPlanner::add_fill(const std::vector<Planned>& steps, Fill& fill) {
-  for (const Planned& step : steps) {
-    fill.slots += slots(step.batches);
-    for (const Batch& b : step.batches)
-      for (const Entry& e : b.entries) fill.tokens += static_cast<double>(e.length);
-  }
-}
-
-// Padded slots over all slots of `planned`'s batches (0 when empty).
-double WindowPlanner::padding_share(const std::vector<Planned>& planned) {
-  Fill fill;
-  add_fill(planned, fill);
-  return fill.slots > 0 ? 1.0 - fill.tokens / fill.slots : 0.0;
-}
-
-// A step left far from level, most often a final step with a few light batches or
-// lumps of mixed cost, can be levelled by exchanging whole batches with the window's
-// other steps: a light batch costs a level step little (its mean falls by the
-// batch's deficit / W), and the batch it gives back is at that step's level. Batches
-// stay whole, so padding and every sample's batch mates are unchanged; only the step a
-// batch runs in moves. Does nothing when every step is within kSwapUntil.
-void WindowPlanner::level_by_swaps(std::vector<Planned>& steps) const {
-  const size_t W = world_size_;
-  exchange_batches(steps, [W](std::span<const double> costs, BatchIndexSteps& members) {
-    swap_to_level(costs, members, 4 * W);
-  });
-}
-
-// Once a window's steps are chosen (plan(), after the quieter plan): a step whose few
-// dearest batches set its max/mean sheds them to steps that are longer anyway
-// (shed_to_level), which shortens it and lengthens none, and the swaps are tried again
-// after each round. Only then, so that no choice between plans sees it: made where
-// level_by_swaps is, it left an end level enough (kLevelEnough) for the better ends
-// that are tried only when it is not to be skipped (1.8 million sentences at 64 ranks,
-// 16,384 tokens, quadratic: one more step an epoch, useful share -1.2 points). Last,
-// pairs of steps whose costs overlap are split again in cost order where that levels
-// them (split_in_cost_order), never lengthening them, and the swaps tried once more.
-void WindowPlanner::shed_and_swap(std::vector<Planned>& steps) const {
-  const size_t W = world_size_;
-  exchange_batches(steps, [W](std::span<const double> costs, BatchIndexSteps& members) {
-    const ShedOptions shed{.level_enough = kSwapUntil};
-    for (int round = 0; round < kShedRounds && shed_to_level(costs, members, shed) > 0; ++round)
-      swap_to_level(costs, members, 4 * W);
-    if (split_in_cost_order(costs, members) > 0) swap_to_level(costs, members, 4 * W);
-  });
-}
-
-// The window's batches as units, each step a list of indices into them, for
-// `exchange` to move between steps; the steps rebuilt from what it leaves. Does
-// nothing when every step is within kSwapUntil.
-void WindowPlanner::exchange_batches(
-    std::vector<Planned>& steps,
-    const std::function<void(std::span<const double>, BatchIndexSteps&)>& exchange) const {
-  const bool level = std::all_of(steps.begin(), steps.end(),
-                                 [&](const Planned& s) { return imbalance(s) <= kSwapUntil; });
-  if (level) return;
-  std::vector<Batch> units;
-  BatchIndexSteps members;
-  size_t batch_count = 0;
-  for (const Planned& step : steps) batch_count += step.batches.size();
-  units.reserve(batch_count);
-  members.reserve(steps.size());
-  for (Planned& step : steps) {
-    std::vector<size_t> indices;
-    for (Batch& b : step.batches) {
-      indices.push_back(units.size());
-      units.push_back(std::move(b));
-    }
-    members.push_back(std::move(indices));
-  }
-  std::vector<double> costs;
-  costs.reserve(units.size());
-  for (const Batch& b : units) costs.push_back(b.cost);
-  exchange(costs, members);
-  for (size_t s = 0; s < steps.size(); ++s) {
-    std::vector<Batch> batches;
-    for (size_t k : members[s]) batches.push_back(std::move(units[k]));
-    steps[s] = make_step(std::move(batches));
-  }
-}
-
-// A step still far from level after the swaps, because its dearest batches are fine
-// samples cut too dear, gives single samples to batches of other steps with idle room
-// (level_by_moves), within the window's padding room (kBorrowPaddingShare).
-void WindowPlanner::move_to_level(std::vector<Planned>& steps) const {
-  const bool level = std::all_of(steps.begin(), steps.end(),
-                                 [&](const Planned& s) { return imbalance(s) <= kLevelEnough; });
-  if (level) return;
-  const MoveOptions options{.level_enough = kLevelEnough,
-                            .padding_room = padding_room({&steps}, kBorrowPaddingShare)};
-  SampleTable table = tabulate(steps);
-  level_by_moves(
-      table.lengths, table.members, options_.cost,
-      [this](uint64_t count, uint64_t longest) { return fits(count, longest); }, options);
-  steps = untabulate(table);
-}
-
-// A window's negligible steps (a few very short samples a rank) dealt into its other
-// steps where that keeps them level (absorb_steps.h), while the window pads no more
-// than its padding guard (1.9%; a window above it would have been planned again
-// quieter). Not the 1.8% the moves keep to: at seed 1, Python and C sources at 64 ranks
-// (quadratic, 16,384 tokens) pad 1.75%, and the 448 tiny files of its two negligible
-// steps need about 0.07% more.
-void WindowPlanner::absorb_negligible(std::vector<Planned>& steps) const {
-  const double share = std::max(kBorrowPaddingShare, options_.padding_guard);
-  const AbsorbOptions options{.budget = limits_.budget,
-                              .negligible_share = kNegligibleShare,
-                              .level_enough = kSwapUntil,
-                              .padding_room = padding_room({&steps}, share)};
-  const bool any = std::any_of(steps.begin(), steps.end(), [&](const Planned& s) {
-    double dearest = 0;
-    for (const Batch& b : s.batches) dearest = std::max(dearest, b.cost);
-    return s.samples > 0 && dearest <= options.negligible_share * options.budget;
-  });
-  if (!any || steps.size() < 2) return;
-  SampleTable table = tabulate(steps);
-  absorb_negligible_steps(
-      table.lengths, table.members, options_.cost,
-      [this](uint64_t count, uint64_t longest) { return fits(count, longest); }, options);
-  steps = untabulate(table);
-}
-
-// The window's samples in one list (their batches emptied as they are listed, so a
-// large window is not held twice), each batch a list of positions into it.
-WindowPlanner::SampleTable WindowPlanner::tabulate(std::vector<Planned>& steps) {
-  SampleTable table;
-  size_t samples = 0;
-  for (const Planned& step : steps) samples += step.samples;
-  table.entries.reserve(samples);
-  table.lengths.reserve(samples);
-  table.members.resize(steps.size());
-  for (size_t s = 0; s < steps.size(); ++s) {
-    for (Batch& b : steps[s].batches) {
-      std::vector<size_t>& batch = table.members[s].emplace_back();
-      for (const Entry& e : b.entries) {
-        batch.push_back(table.entries.size());
-        table.entries.push_back(e);
-        table.lengths.push_back(e.length);
-      }
-      std::vector<Entry>().swap(b.entries);
-    }
-  }
-  return table;
-}
-
-// The steps `table` lists, their batches costed again.
-std::vector<WindowPlanner::Planned> WindowPlanner::untabulate(const SampleTable& table) const {
-  std::vector<Planned> steps;
-  steps.reserve(table.members.size());
-  for (const std::vector<std::vector<size_t>>& members : table.members) {
-    std::vector<Batch> batches;
-    for (const std::vector<size_t>& batch : members) {
-      Batch& b = batches.emplace_back();
-      for (size_t k : batch) b.entries.push_back(table.entries[k]);
-      recost(b);
-    }
-    steps.push_back(make_step(std::move(batches)));
-  }
-  return steps;
 }
 
 // An upper bound, kept as samples join a leftover, on what last_final_step_light weighs:

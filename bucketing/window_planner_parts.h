@@ -1,7 +1,7 @@
-// WindowPlanner's private parts, shared by its three source files: window_planner.cpp
+// WindowPlanner's private parts, shared by its source files: window_planner.cpp
 // (sorting, packing and a window's steps), window_planner_final.cpp (the final cut of
-// what cannot be carried, and the levelling of a window's steps) and
-// window_planner_lumps.cpp (the placement of lumps). Not for other users.
+// what cannot be carried) and the others named in window_planner.h. Not for other
+// users.
 #pragma once
 
 #include <algorithm>

@@ -936,7 +936,7 @@ std::vector<uint64_t> java_files_cut_to_2048(uint64_t n, uint64_t seed) {
 // At 8 ranks (quadratic, 8,192 tokens) such files are planned level, exactly once, at
 // little padding. The JDK's own files so cut once left the epoch's final step with one
 // batch of a few short files beside batches of mid-length ones (max/mean 1.13, until
-// plan revision 38: WindowPlanner::take_for_light); these drawn from their quantiles
+// plan revision 38: lend_to_light.h); these drawn from their quantiles
 // plan level with and without that change, so this guards the shape, not the change
 // (docs/plan_history.md, forty-sixth session).
 TEST(TokenBudgetPlanner, SourceFilesCutToAContextPlanLevelAtEightRanks) {

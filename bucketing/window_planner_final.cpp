@@ -8,11 +8,9 @@
 // window_planner_level.cpp. See window_planner.h for the whole sequence.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <numeric>
 #include <optional>
 #include <set>
-#include <span>
 
 #include "bucketing/end_runs.h"
 #include "bucketing/evenly_spread.h"

@@ -21,13 +21,11 @@ static constexpr double kDonorLevel = 1.02;
 
 // A final step's lightest batch, when its samples are too few and too far in length
 // from the rest to be levelled by cutting (a few short samples after mid-length ones),
-// takes samples from the finest-grained planned steps (most samples first, at most
-// kMostDonors of them): from each of a donor's batches in turn, the longest sample that
-// does not lengthen the light batch (so nothing it holds is padded more), until the
-// light batch reaches the step's dearest (lend_to_light). Kept only if the step gets
-// more level. Each sample borrowed adds the light batch's longest minus its donor
-// batch's longest to the padded slots; it stops before they would exceed `room`, which
-// it lowers by what it spent. Returns whether anything moved.
+// borrows from the finest-grained planned steps, most samples first, at most
+// kMostDonors of them, each lending as lend_to_light.h says, until the light batch
+// reaches the step's dearest or the padded slots it adds would pass `room`, which it
+// lowers by what it spent. Kept only if the step gets more level. Returns whether
+// anything moved.
 bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& step,
                                         double& room) const {
   const double before = imbalance(step);
@@ -54,9 +52,8 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
     const LightFill fill = lend_to_light(
         planned[d].batches, *light, options_.cost,
         [this](uint64_t count, uint64_t longest) { return fits(count, longest); }, lend);
-    if (fill.moved) {
+    if (fill.moved) {  // lend_to_light kept the batches' costs; the step's counts follow
       spent += fill.spent;
-      for (Batch& b : planned[d].batches) recost(b);
       count_samples(planned[d]);
       lenders.emplace_back(d, std::move(before_giving));
     }

@@ -7,7 +7,18 @@
 # re-batched pairs <= 10%, |lag-1| <= 0.2).
 #   bash bench/plan_clipped.sh build/evenfeed /tmp/lc [/tmp/lcc]
 set -euo pipefail
+if [[ $# -lt 2 || ! -x $1 || ! -d $2 ]]; then
+  echo "usage: bash bench/plan_clipped.sh EVENFEED_BINARY CORPORA_DIR [CUT_DIR]" \
+       "(CORPORA_DIR from bench/make_length_corpora.py)" >&2
+  exit 2
+fi
 bin=$1 corpora=$2 cut_dir=${3:-/tmp/lcc}
+for c in code_files changelog_entries html_pages doc_files java_sources sdk_sources; do
+  if [[ ! -r $corpora/$c.txt ]]; then
+    echo "plan_clipped: $corpora/$c.txt is missing; make it with bench/make_length_corpora.py" >&2
+    exit 2
+  fi
+done
 mkdir -p "$cut_dir"
 for c in code_files changelog_entries html_pages doc_files java_sources sdk_sources; do
   for k in 2048 4096; do

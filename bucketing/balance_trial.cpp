@@ -25,6 +25,10 @@ std::vector<uint64_t> larger_caps(uint64_t cap, uint64_t ceiling) {
   return out;
 }
 
+// The settled noise cap times these, widest first: narrower noise pads less, and
+// leaves the levelling steps the padding room they need (balance_trial.h).
+constexpr double kNarrowerNoises[] = {0.7, 0.5};
+
 }  // namespace
 
 double full_budget_steps(double total_cost, const BucketingOptions& options, uint32_t world_size) {
@@ -45,14 +49,14 @@ bool misses_only_balance(const TrialFigures& f) {
   return !meets_balance_targets(f) && meets_targets_but_balance(f);
 }
 
-BucketingOptions trial_larger_caps_for_balance(const LengthSource& lengths,
-                                               const BucketingOptions& given,
-                                               const BucketingOptions& settled,
-                                               const CapTrialOptions& trial) {
+BucketingOptions trial_for_balance(const LengthSource& lengths, const BucketingOptions& given,
+                                   const BucketingOptions& settled, const CapTrialOptions& trial) {
   const uint64_t n = lengths.size();
   const uint64_t ceiling = given.max_batch_size > 0 ? given.max_batch_size : kNoBatchCap;
-  if (!given.cap_trial || given.repeated_pairs_target <= 0 || settled.max_batch_size >= ceiling ||
-      n > kMostTrialSamples || n == 0 ||
+  const bool may_raise_cap = settled.max_batch_size < ceiling;
+  const bool may_narrow_noise = given.noise_cap == 0;
+  if (!given.cap_trial || given.repeated_pairs_target <= 0 ||
+      !(may_raise_cap || may_narrow_noise) || n > kMostTrialSamples || n == 0 ||
       full_budget_steps(lengths, settled, trial.world_size) >= kFewBudgetSteps)
     return settled;
   // The settled plan's two epochs, then each candidate's, within the fallback trial's
@@ -61,18 +65,35 @@ BucketingOptions trial_larger_caps_for_balance(const LengthSource& lengths,
   if (plans_left < 2) return settled;
   --plans_left;
   if (!misses_only_balance(plan_first_epochs(lengths, settled, trial))) return settled;
+  // The figures of `candidate` while plans are left to measure it; none after.
+  auto measure = [&](const BucketingOptions& candidate) -> std::optional<TrialFigures> {
+    if (plans_left == 0) return std::nullopt;
+    --plans_left;
+    return plan_first_epochs(lengths, candidate, trial);
+  };
   std::optional<BucketingOptions> kept;
   double kept_pairs = 0;
-  for (const uint64_t cap : larger_caps(settled.max_batch_size, ceiling)) {
-    if (plans_left == 0) break;
-    --plans_left;
-    const BucketingOptions candidate = with_cap(lengths, given, settled, cap);
-    const TrialFigures f = plan_first_epochs(lengths, candidate, trial);
-    if (!meets_every_target(f) || (kept && f.repeated_pairs >= kept_pairs)) continue;
-    kept = candidate;
-    kept_pairs = f.repeated_pairs;
+  if (may_raise_cap) {
+    for (const uint64_t cap : larger_caps(settled.max_batch_size, ceiling)) {
+      const BucketingOptions candidate = with_cap(lengths, given, settled, cap);
+      const std::optional<TrialFigures> f = measure(candidate);
+      if (!f) break;
+      if (!meets_every_target(*f) || (kept && f->repeated_pairs >= kept_pairs)) continue;
+      kept = candidate;
+      kept_pairs = f->repeated_pairs;
+    }
+    if (kept) return *kept;
   }
-  return kept.value_or(settled);
+  if (may_narrow_noise) {
+    for (const double factor : kNarrowerNoises) {
+      BucketingOptions candidate = settled;
+      candidate.noise_cap = settled.noise_cap * factor;
+      const std::optional<TrialFigures> f = measure(candidate);
+      if (!f) break;
+      if (meets_every_target(*f)) return candidate;
+    }
+  }
+  return settled;
 }
 
 }  // namespace evenfeed

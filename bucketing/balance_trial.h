@@ -1,5 +1,5 @@
-// Where the settled plan misses only balance in an epoch of few steps, larger caps
-// measured.
+// Where the settled plan misses only balance in an epoch of few steps, larger caps and
+// narrower noises measured.
 //
 // The automatic sample cap is chosen for the pairs target alone: an estimate of the
 // pairs batched together again, kept under 8% for a margin (token_budget_planner.h,
@@ -26,12 +26,25 @@
 // every target, the one that re-batches the fewest pairs. Here the pairs target itself
 // (10%) is the limit, not the estimate's 8%: the plan it replaces misses a target for
 // certain, and the winners above re-batched 7.1-9.8% at three seeds over four epochs.
-// With no winner the settled plan stands. A cap the caller set is a ceiling, as for the
-// estimate; with `--pairs-target 0` there is no automatic cap to raise.
+// A cap the caller set is a ceiling, as for the estimate; with `--pairs-target 0` there
+// is no automatic cap to raise.
+//
+// Where no larger cap wins (or the cap is at the ceiling already), the noise may be what
+// keeps the plan from level. The automatic noise cap is the widest that spends at most
+// `noise_cap_padding` on noise alone (0.05 at the narrowest); on a corpus of few
+// samples each length meets few others, so the noise that parts them pads more, and the
+// plan reaches the padding guard (1.9%) with no room left for the steps that level it.
+// 5,000 lengths of `bench/make_length_shapes.py`'s "small" shape, linear, 64 ranks,
+// 8,192 tokens: noise cap 0.05, padding 1.95%, mean max/mean 1.0328 in 11 steps, 2.7%
+// of pairs again; 0.025: padding 1.1%, 1.026 in 9 steps, 6.0% (1.029-1.030 and 4-5% at
+// seeds 1-3 over four epochs). So the trial then plans the same two epochs at the
+// settled cap with 0.7 and 0.5 times the settled noise cap, and keeps the first that
+// meets every target. A noise cap the caller set is kept. With no winner the settled
+// plan stands.
 //
 // Its result depends on the world size and the seed, as the cap trial's does, and it is
 // made where the cap trial is (BucketingOptions::cap_trial), so a resumed run takes the
-// cap its checkpoint recorded.
+// cap and the noise cap its checkpoint recorded.
 #pragma once
 
 #include <cstdint>
@@ -57,16 +70,15 @@ double full_budget_steps(const LengthSource& lengths, const BucketingOptions& op
                          uint32_t world_size);
 
 // Whether a plan measured as `f` misses balance (the imbalance mean or p99) and meets
-// every other target: what a larger cap may mend.
+// every other target: what a larger cap or a narrower noise may mend.
 bool misses_only_balance(const TrialFigures& f);
 
-// `settled` (settle_batching's choice so far for `given`, the caller's options) or the
-// larger cap that wins (above). Made only where `given.cap_trial` and the pairs target
-// are set, the settled cap is below the caller's ceiling, the corpus holds at most
-// kMostTrialSamples, and the epoch has few full-budget steps.
-BucketingOptions trial_larger_caps_for_balance(const LengthSource& lengths,
-                                               const BucketingOptions& given,
-                                               const BucketingOptions& settled,
-                                               const CapTrialOptions& trial);
+// `settled` (settle_batching's choice so far for `given`, the caller's options), the
+// larger cap that wins (above), or else the narrower noise cap that wins. Made only
+// where `given.cap_trial` and the pairs target are set, the settled cap is below the
+// caller's ceiling or the caller left the noise cap to the data, the corpus holds at
+// most kMostTrialSamples, and the epoch has few full-budget steps.
+BucketingOptions trial_for_balance(const LengthSource& lengths, const BucketingOptions& given,
+                                   const BucketingOptions& settled, const CapTrialOptions& trial);
 
 }  // namespace evenfeed

@@ -56,8 +56,8 @@ struct BucketingOptions {
   // run's world size and seed, and keeps the faster plan that meets every target
   // (trial_batch_cap, cap_trial.h); and where the epoch has few full-budget steps and
   // the plan so far misses only balance, also 2, 4 and 8 times the cap and the ceiling,
-  // keeping the one that meets every target with the fewest pairs again
-  // (trial_larger_caps_for_balance, balance_trial.h). false: the estimate's cap,
+  // keeping the one that meets every target with the fewest pairs again, or failing
+  // that, narrower noises (trial_for_balance, balance_trial.h). false: the estimate's cap,
   // whatever the world size.
   bool cap_trial = true;
   // Where no cap's estimate met the pairs target (the cap chosen is a fallback), the

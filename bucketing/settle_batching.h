@@ -5,10 +5,9 @@
 // (token_budget_planner.h) estimates them; trial_batch_cap (cap_trial.h) plans twice
 // the estimate's cap and keeps it where it wins; trial_fallback_batches
 // (fallback_trial.h) searches other caps and noises where the estimate fell back;
-// trial_larger_caps_for_balance (balance_trial.h) tries larger caps where the plan so far
-// misses only balance in an epoch of few steps.
-// `evenfeed plan` and the trainer both settle here, so that the plan a report shows is
-// the plan a run of the same options serves.
+// trial_for_balance (balance_trial.h) tries larger caps, then narrower noises, where the plan so
+// far misses only balance in an epoch of few steps. `evenfeed plan` and the trainer both settle
+// here, so that the plan a report shows is the plan a run of the same options serves.
 #pragma once
 
 #include "bucketing/bucketing_options.h"
@@ -28,6 +27,10 @@ struct SettledBatching {
   // larger one (options.max_batch_size; kNoBatchCap: none).
   bool raised_by_balance_trial = false;
   uint64_t cap_before_balance_trial = 0;
+  // The balance trial replaced the noise cap before it, `noise_cap_before_balance_trial`,
+  // with a narrower one (options.noise_cap).
+  bool noise_narrowed_by_balance_trial = false;
+  double noise_cap_before_balance_trial = 0;
 };
 
 // `given` (the caller's options) settled for a run at `trial.world_size` and

@@ -203,8 +203,9 @@ nlohmann::json plan_baseline(const LengthSource& measured, const PlanRequest& r,
 
 // How the automatic options were settled (settle_batching.h), for the report.
 struct Settled {
-  bool doubled = false, fallback_kept = false, raised = false;
+  bool doubled = false, fallback_kept = false, raised = false, narrowed = false;
   uint64_t cap_before_raise = 0;
+  double noise_cap_before_narrowing = 0;
 };
 
 // `request` with its automatic options resolved once for every epoch's planner, as the
@@ -221,7 +222,9 @@ PlanRequest settle(const LengthSource& lengths, const PlanRequest& request, Sett
   how = {.doubled = settled.doubled_by_cap_trial,
          .fallback_kept = settled.kept_by_fallback_trial,
          .raised = settled.raised_by_balance_trial,
-         .cap_before_raise = settled.cap_before_balance_trial};
+         .narrowed = settled.noise_narrowed_by_balance_trial,
+         .cap_before_raise = settled.cap_before_balance_trial,
+         .noise_cap_before_narrowing = settled.noise_cap_before_balance_trial};
   return r;
 }
 
@@ -274,6 +277,8 @@ nlohmann::json config_of(const LengthSource& lengths, const PlanRequest& r,
       {"quadratic_a", r.bucketing_options.cost.a},
       {"window", r.bucketing_options.window},
       {"noise_cap", r.bucketing_options.noise_cap},
+      {"noise_cap_narrowed_by_balance_trial", how.narrowed},
+      {"noise_cap_before_balance_trial", how.narrowed ? how.noise_cap_before_narrowing : 0.0},
       {"chosen_by_fallback_trial", how.fallback_kept},
       {"max_batch_size", cap == kNoBatchCap ? 0 : cap},
       {"max_batch_size_automatic", cap_chosen},

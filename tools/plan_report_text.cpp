@@ -88,6 +88,18 @@ std::string sample_cap_line(const nlohmann::json& c) {
                      why_this_cap(c));
 }
 
+// The noise cap, where the balance trial narrowed it (balance_trial.h); empty otherwise.
+std::string noise_trial_line(const nlohmann::json& c) {
+  if (!c.value("noise_cap_narrowed_by_balance_trial", false)) return "";
+  const double before = c["noise_cap_before_balance_trial"].get<double>();
+  return fmt::format(
+      "noise cap {:.4g} (chosen by the balance trial: noise cap {:.4g} planned the first two "
+      "epochs "
+      "over the imbalance targets, in few steps, and this narrower one, tried after it, met "
+      "every target; --noise-cap {:.4g} plans with {:.4g})\n",
+      c["noise_cap"].get<double>(), before, before, before);
+}
+
 std::string epoch_work_line(const nlohmann::json& c) {
   if (!c.contains("full_budget_steps")) return "";
   const double steps = c["full_budget_steps"].get<double>();
@@ -113,7 +125,8 @@ std::string bound_line(const nlohmann::json& c) {
 }
 
 std::string settings_lines(const nlohmann::json& c) {
-  std::string out = header_line(c) + sample_cap_line(c) + epoch_work_line(c) + bound_line(c);
+  std::string out = header_line(c) + sample_cap_line(c) + noise_trial_line(c) + epoch_work_line(c) +
+                    bound_line(c);
   if (!c.value("mix_batches", true))
     out +=
         "batches kept as runs of like lengths (--no-mix: not dealt among the window's batches)\n";

@@ -100,6 +100,7 @@ class PlanFactory {
     doubled_by_trial_ = settled.doubled_by_cap_trial;
     fallback_kept_ = settled.kept_by_fallback_trial;
     raised_by_balance_trial_ = settled.raised_by_balance_trial;
+    noise_narrowed_by_balance_trial_ = settled.noise_narrowed_by_balance_trial;
   }
   // One line for the log: what the plan settled on, and why the cap when a trial set it.
   std::string describe() const {
@@ -114,9 +115,14 @@ class PlanFactory {
       why = " (raised by the balance trial: the cap before it missed balance)";
     else if (doubled_by_trial_)
       why = " (twice the estimate's, kept by the cap trial)";
-    return fmt::format("{} tokens per rank, {}{}, window {}, noise cap {}{}",
+    std::string noise_why;
+    if (noise_narrowed_by_balance_trial_)
+      noise_why = " (narrowed by the balance trial: the noise before it missed balance)";
+    else if (fallback_kept_)
+      noise_why = " (cap and noise kept by the fallback trial)";
+    return fmt::format("{} tokens per rank, {}{}, window {}, noise cap {:.4g}{}",
                        options_.tokens_per_rank, cap, why, bucketing_.window, bucketing_.noise_cap,
-                       fallback_kept_ ? " (cap and noise kept by the fallback trial)" : "");
+                       noise_why);
   }
 
   std::unique_ptr<StepPlanner> make(uint32_t world, const PlanState& state) const {
@@ -190,6 +196,7 @@ class PlanFactory {
   bool doubled_by_trial_ = false;  // settle(): the trial doubled the cap
   bool fallback_kept_ = false;     // settle(): the fallback trial replaced the estimate's choice
   bool raised_by_balance_trial_ = false;          // settle(): the balance trial raised the cap
+  bool noise_narrowed_by_balance_trial_ = false;  // settle(): ... or narrowed the noise cap
   mutable std::optional<EpochMatesChain> chain_;  // made on first use, per seed
   mutable uint64_t chain_seed_ = 0;
 };

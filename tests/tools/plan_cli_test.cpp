@@ -12,6 +12,7 @@
 #include <set>
 
 #include "tests/support/fixtures.h"
+#include "tests/support/log_normal_lengths.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -431,6 +432,41 @@ TEST(PlanCli, TheBalanceTrialsLargerCapIsReportedAndIsTheSameByHand) {
        printed("%.2f%%", 100 * e["repeated_pair_share"].get<double>()));
   says("rank imbalance quadratic mean",
        printed("%.3f", e["imbalance_quadratic"]["mean"].get<double>()));
+}
+
+// Where no larger cap can mend balance, the balance trial tries narrower noises
+// (bucketing/balance_trial.h): 5,000 log-normal lengths, linear, 64 ranks, 8,192 tokens.
+// The report names the noise cap it kept and the one before, and its figures are those
+// of the plan the kept noise cap given by hand makes; the one before, given by hand,
+// plans over the imbalance mean target.
+TEST(PlanCli, TheBalanceTrialsNarrowerNoiseIsReportedAndIsTheSameByHand) {
+  testing::TempDir tmp;
+  std::string text;
+  for (const uint64_t length : testing::log_normal_lengths(7, 5000))
+    text += std::to_string(length) + "\n";
+  testing::write_text(tmp / "lengths.txt", text);
+  const std::string plan = kBin + " plan --lengths " + (tmp / "lengths.txt").string() +
+                           " --world-size 64 --tokens-per-rank 8192 --cost linear "
+                           "--oversize truncate --epochs 2 --no-baselines ";
+  const auto words = run_command(plan);
+  ASSERT_EQ(words.exit_code, 0) << words.err;
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(
+      words.out, line,
+      std::regex(R"(noise cap ([\d.]+) \(chosen by the balance trial: noise cap ([\d.]+) )")))
+      << words.out;
+  const std::string kept = line[1], before = line[2];
+  EXPECT_LT(std::stod(kept), std::stod(before));
+
+  const auto report = json_report_of(plan + "--json");
+  EXPECT_TRUE(report["config"]["noise_cap_narrowed_by_balance_trial"].get<bool>());
+  const auto by_hand = json_report_of(plan + "--json --noise-cap " + kept);
+  for (const char* figure : {"padding_waste", "repeated_pair_share", "steps_per_epoch"})
+    EXPECT_EQ(by_hand["evenfeed"][figure], report["evenfeed"][figure]) << figure;
+  EXPECT_EQ(by_hand["evenfeed"]["imbalance_linear"], report["evenfeed"]["imbalance_linear"]);
+  EXPECT_LE(by_hand["evenfeed"]["imbalance_linear"]["mean"].get<double>(), 1.03);
+  const auto unnarrowed = json_report_of(plan + "--json --noise-cap " + before);
+  EXPECT_GT(unnarrowed["evenfeed"]["imbalance_linear"]["mean"].get<double>(), 1.03);
 }
 
 // A window padding more than --padding-guard (default 1.9%) is planned again with half

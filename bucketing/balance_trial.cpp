@@ -54,7 +54,8 @@ BucketingOptions trial_for_balance(const LengthSource& lengths, const BucketingO
   const uint64_t n = lengths.size();
   const uint64_t ceiling = given.max_batch_size > 0 ? given.max_batch_size : kNoBatchCap;
   const bool may_raise_cap = settled.max_batch_size < ceiling;
-  const bool may_narrow_noise = given.noise_cap == 0;
+  // A noise cap the caller set is kept; with no noise (reach 0) it changes nothing.
+  const bool may_narrow_noise = given.noise_cap == 0 && given.noise > 0;
   if (!given.cap_trial || given.repeated_pairs_target <= 0 ||
       !(may_raise_cap || may_narrow_noise) || n > kMostTrialSamples || n == 0 ||
       full_budget_steps(lengths, settled, trial.world_size) >= kFewBudgetSteps)

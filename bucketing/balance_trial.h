@@ -39,7 +39,8 @@
 // of pairs again; 0.025: padding 1.1%, 1.026 in 9 steps, 6.0% (1.029-1.030 and 4-5% at
 // seeds 1-3 over four epochs). So the trial then plans the same two epochs at the
 // settled cap with 0.7 and 0.5 times the settled noise cap, and keeps the first that
-// meets every target. A noise cap the caller set is kept. With no winner the settled
+// meets every target. A noise cap the caller set is kept (and none is tried where the
+// caller turned the noise off, `--noise 0`). With no winner the settled
 // plan stands.
 //
 // Its result depends on the world size and the seed, as the cap trial's does, and it is

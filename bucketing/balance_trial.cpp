@@ -1,5 +1,6 @@
 #include "bucketing/balance_trial.h"
 
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,12 @@ std::vector<uint64_t> larger_caps(uint64_t cap, uint64_t ceiling) {
 // The settled noise cap times these, widest first: narrower noise pads less, and
 // leaves the levelling steps the padding room they need (balance_trial.h).
 constexpr double kNarrowerNoises[] = {0.7, 0.5};
+
+// `noise_cap` times `factor`, to four decimals: what the report prints, so that
+// `--noise-cap` with the printed figure plans the same (0.05 x 0.7 is 0.034999...).
+double narrower_noise_cap(double noise_cap, double factor) {
+  return std::round(noise_cap * factor * 1e4) / 1e4;
+}
 
 }  // namespace
 
@@ -88,7 +95,7 @@ BucketingOptions trial_for_balance(const LengthSource& lengths, const BucketingO
   if (may_narrow_noise) {
     for (const double factor : kNarrowerNoises) {
       BucketingOptions candidate = settled;
-      candidate.noise_cap = settled.noise_cap * factor;
+      candidate.noise_cap = narrower_noise_cap(settled.noise_cap, factor);
       const std::optional<TrialFigures> f = measure(candidate);
       if (!f) break;
       if (meets_every_target(*f)) return candidate;

@@ -93,10 +93,9 @@ std::string noise_trial_line(const nlohmann::json& c) {
   if (!c.value("noise_cap_narrowed_by_balance_trial", false)) return "";
   const double before = c["noise_cap_before_balance_trial"].get<double>();
   return fmt::format(
-      "noise cap {:.4g} (chosen by the balance trial: noise cap {:.4g} planned the first two "
-      "epochs "
-      "over the imbalance targets, in few steps, and this narrower one, tried after it, met "
-      "every target; --noise-cap {:.4g} plans with {:.4g})\n",
+      "noise cap {:.4g} (chosen by the balance trial: noise cap {:.4g} planned the first "
+      "two epochs over the imbalance targets, in few steps, and this narrower one, tried "
+      "after it, met every target; --noise-cap {:.4g} plans with {:.4g})\n",
       c["noise_cap"].get<double>(), before, before, before);
 }
 

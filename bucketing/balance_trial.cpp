@@ -36,6 +36,39 @@ double narrower_noise_cap(double noise_cap, double factor) {
   return std::round(noise_cap * factor * 1e4) / 1e4;
 }
 
+// Of the larger caps below or at `ceiling`, the one whose plan meets every target with
+// the fewest pairs again; none where none meets them.
+std::optional<BucketingOptions> fewest_pairs_larger_cap(const LengthSource& lengths,
+                                                        const BucketingOptions& given,
+                                                        const BucketingOptions& settled,
+                                                        uint64_t ceiling, TrialPlans& plans) {
+  std::optional<BucketingOptions> kept;
+  double kept_pairs = 0;
+  for (const uint64_t cap : larger_caps(settled.max_batch_size, ceiling)) {
+    const BucketingOptions candidate = with_cap(lengths, given, settled, cap);
+    const std::optional<TrialFigures> f = plans.measure(candidate);
+    if (!f) break;
+    if (!meets_every_target(*f) || (kept && f->repeated_pairs >= kept_pairs)) continue;
+    kept = candidate;
+    kept_pairs = f->repeated_pairs;
+  }
+  return kept;
+}
+
+// The widest of the narrower noise caps whose plan meets every target; none where none
+// does.
+std::optional<BucketingOptions> first_narrower_noise(const BucketingOptions& settled,
+                                                     TrialPlans& plans) {
+  for (const double factor : kNarrowerNoises) {
+    BucketingOptions candidate = settled;
+    candidate.noise_cap = narrower_noise_cap(settled.noise_cap, factor);
+    const std::optional<TrialFigures> f = plans.measure(candidate);
+    if (!f) break;
+    if (meets_every_target(*f)) return candidate;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 double full_budget_steps(double total_cost, const BucketingOptions& options, uint32_t world_size) {
@@ -69,37 +102,13 @@ BucketingOptions trial_for_balance(const LengthSource& lengths, const BucketingO
     return settled;
   // The settled plan's two epochs, then each candidate's, within the fallback trial's
   // allowance of sample-plans.
-  uint64_t plans_left = kMostFallbackSamplePlans / n;
-  if (plans_left < 2) return settled;
-  --plans_left;
-  if (!misses_only_balance(plan_first_epochs(lengths, settled, trial))) return settled;
-  // The figures of `candidate` while plans are left to measure it; none after.
-  auto measure = [&](const BucketingOptions& candidate) -> std::optional<TrialFigures> {
-    if (plans_left == 0) return std::nullopt;
-    --plans_left;
-    return plan_first_epochs(lengths, candidate, trial);
-  };
-  std::optional<BucketingOptions> kept;
-  double kept_pairs = 0;
+  TrialPlans plans(lengths, trial, kMostFallbackSamplePlans / n);
+  if (plans.left() < 2 || !misses_only_balance(*plans.measure(settled))) return settled;
   if (may_raise_cap) {
-    for (const uint64_t cap : larger_caps(settled.max_batch_size, ceiling)) {
-      const BucketingOptions candidate = with_cap(lengths, given, settled, cap);
-      const std::optional<TrialFigures> f = measure(candidate);
-      if (!f) break;
-      if (!meets_every_target(*f) || (kept && f->repeated_pairs >= kept_pairs)) continue;
-      kept = candidate;
-      kept_pairs = f->repeated_pairs;
-    }
-    if (kept) return *kept;
+    if (auto kept = fewest_pairs_larger_cap(lengths, given, settled, ceiling, plans)) return *kept;
   }
   if (may_narrow_noise) {
-    for (const double factor : kNarrowerNoises) {
-      BucketingOptions candidate = settled;
-      candidate.noise_cap = narrower_noise_cap(settled.noise_cap, factor);
-      const std::optional<TrialFigures> f = measure(candidate);
-      if (!f) break;
-      if (meets_every_target(*f)) return candidate;
-    }
+    if (auto kept = first_narrower_noise(settled, plans)) return *kept;
   }
   return settled;
 }

@@ -46,12 +46,11 @@ BucketingOptions trial_fallback_batches(const LengthSource& lengths, const Bucke
       n > kMostTrialSamples || n == 0)
     return settled;
   if (!worth_a_fallback_search(plan_first_epochs(lengths, settled, trial))) return settled;
-  uint64_t plans_left = std::max<uint64_t>(1, kMostFallbackSamplePlans / n);
+  TrialPlans plans(lengths, trial, std::max<uint64_t>(1, kMostFallbackSamplePlans / n));
   // Whether `candidate` wins, while plans are left to measure it.
   auto wins = [&](const BucketingOptions& candidate) {
-    if (plans_left == 0) return false;
-    --plans_left;
-    return could_win(plan_first_epochs(lengths, candidate, trial), given.repeated_pairs_target);
+    const std::optional<TrialFigures> f = plans.measure(candidate);
+    return f && could_win(*f, given.repeated_pairs_target);
   };
   // The first of `base` (unless it is planned already) and its wider noises that wins.
   auto first_win = [&](const BucketingOptions& base,

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "bucketing/bucketing_options.h"
 #include "bucketing/cap_trial.h"
@@ -44,6 +45,27 @@ namespace evenfeed {
 
 inline constexpr uint64_t kSmallestTrialCap = 16;
 inline constexpr uint64_t kMostFallbackSamplePlans = uint64_t{1} << 23;
+
+// A trial's allowance of plans of the first two epochs (plan_first_epochs), counted as
+// they are made: the fallback and balance trials each plan at most
+// kMostFallbackSamplePlans / samples of them.
+class TrialPlans {
+ public:
+  TrialPlans(const LengthSource& lengths, const CapTrialOptions& trial, uint64_t allowed)
+      : lengths_(lengths), trial_(trial), left_(allowed) {}
+  uint64_t left() const { return left_; }
+  // The figures of `options`' plan, while the allowance lasts; none after.
+  std::optional<TrialFigures> measure(const BucketingOptions& options) {
+    if (left_ == 0) return std::nullopt;
+    --left_;
+    return plan_first_epochs(lengths_, options, trial_);
+  }
+
+ private:
+  const LengthSource& lengths_;
+  const CapTrialOptions& trial_;
+  uint64_t left_;
+};
 
 // How far inside the imbalance mean target the estimate's plan must be for the trial
 // to search past it. Smaller batches and wider noise level steps less well (in the

@@ -120,6 +120,11 @@ struct BucketingOptions {
   // max/mean, is also planned with the tighter kTighterLevelTolerance (0.05) when this
   // is wider, and the more level plan kept (WindowPlanner::keep_more_level_tighter).
   double level_tolerance = 0.08;
+  // In the epoch's last window (of at most 65,536 samples), replace the light batches
+  // of a step out of level with batches cut to its level from the other steps'
+  // samples, plan those again, and keep the result where it is more level and no
+  // longer to run (WindowPlanner::lift_light_batches). false: never (for comparison).
+  bool lift_light_batches = true;
   // Deal each window's samples at random among its batches, every batch keeping its
   // count and its longest sample (mix_window): batch costs, padding and balance are
   // unchanged, but batch mates are no longer just neighbours in length, who on a small

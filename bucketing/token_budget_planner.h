@@ -93,8 +93,11 @@ namespace evenfeed {
 // no more than 64 of its batch boundaries (plans at more than 65 ranks can differ;
 // kMostSplitsWeighed), 38 since a final step's light batch borrows from up to eight
 // planned steps, each lending while it stays within 1.02 max/mean and keeping each
-// batch's longest sample (lend_to_light.h).
-inline constexpr int kTokenBudgetPlanRevision = 38;
+// batch's longest sample (lend_to_light.h), 39 since the epoch's last window (of at most
+// 65,536 samples) lifts the light batches of its steps above 1.03 max/mean with batches
+// cut from its other steps' samples, which are planned again, kept where more level and
+// no longer (WindowPlanner::lift_light_batches).
+inline constexpr int kTokenBudgetPlanRevision = 39;
 
 // The window BucketingOptions::window = 0 stands for, for these lengths and options.
 uint64_t automatic_window(const LengthSource& lengths, const BucketingOptions& options);

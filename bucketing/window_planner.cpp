@@ -559,6 +559,7 @@ double WindowPlanner::plan(std::vector<PlanItem> items, bool last, uint64_t wind
     }
   }
   shed_and_swap(planned);
+  if (last && options_.lift_light_batches) lift_light_batches(planned);
   absorb_negligible(planned);
   if (options_.mix_batches) mix_window(planned, window_index);
   return emit_in_chosen_order(planned, window_index, previous_mean, steps);

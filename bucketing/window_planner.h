@@ -86,6 +86,10 @@
 //    Then two steps whose costs overlap take the dearer and the cheaper half of their
 //    batches, where the worse of the two is no less level and the two more level
 //    together (split_in_cost_order): never longer; the swaps are tried once more.
+//    Then, in the epoch's last window (of at most 65,536 samples), the light batches
+//    of a step still above 1.03 max/mean trade places with batches cut near its level
+//    from the window's other steps' samples, those are planned again, and the whole
+//    kept where more level, no longer and no more padded (lift_light_batches).
 //    Then a step of next to no work (its dearest batch under 1% of the budget: a few
 //    very short samples a rank) is dealt into another step of the window where that
 //    keeps the host level (absorb_negligible, absorb_steps.h): one step fewer.
@@ -100,7 +104,8 @@
 // window_planner_capped.cpp), step 4 and the padding guard in window_planner_final.cpp
 // (the light batch's borrowing in window_planner_borrow.cpp, the lumps' placement in
 // window_planner_lumps.cpp, the regroup in window_planner_regroup.cpp), step 5 in
-// window_planner_level.cpp (the idle ranks' batches in window_planner_idle.cpp).
+// window_planner_level.cpp (the idle ranks' batches in window_planner_idle.cpp, the
+// lifted light batches in window_planner_lift.cpp).
 #pragma once
 
 #include <cstdint>
@@ -346,6 +351,11 @@ class WindowPlanner {
       const std::function<void(std::span<const double>, BatchIndexSteps&)>& exchange) const;
   void move_to_level(std::vector<Planned>& steps) const;
   void absorb_negligible(std::vector<Planned>& steps) const;
+  // The light batches of a last window's steps out of level, cut again from its cheap
+  // steps' samples (window_planner_lift.cpp).
+  void lift_light_batches(std::vector<Planned>& planned) const;
+  size_t lift_step(Planned& step, std::vector<Entry>& pool) const;
+  Batch cut_from_pool(const std::vector<Entry>& pool, double level, double least) const;
   struct SampleTable;  // a window's samples in one list, its batches positions into it
   static SampleTable tabulate(std::vector<Planned>& steps);
   std::vector<Planned> untabulate(const SampleTable& table) const;

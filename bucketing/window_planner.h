@@ -279,6 +279,7 @@ class WindowPlanner {
   static bool better_end(const FinishWay& way, const EndTried& end, const EndTried& best,
                          double fastest);
   StepsLevel level_of(const std::vector<Planned>& steps) const;
+  static StepsLevel level_of_ratios(const std::vector<double>& ratios);
   void keep_more_level_regrouped(std::vector<Planned>& planned, const StepsLevel& level) const;
   void keep_more_level_tighter(std::vector<Planned>& planned, const StepsLevel& level) const;
   static std::vector<PlanItem> items_of(const std::vector<Planned>& planned,

@@ -539,11 +539,18 @@ bool WindowPlanner::quicker_nearly_as_level(double a_time, const StepsLevel& a_l
 
 // How level `steps` are: max/mean of the worst, and the mean over steps.
 WindowPlanner::StepsLevel WindowPlanner::level_of(const std::vector<Planned>& steps) const {
+  std::vector<double> ratios;
+  ratios.reserve(steps.size());
+  for (const Planned& step : steps) ratios.push_back(imbalance(step));
+  return level_of_ratios(ratios);
+}
+
+// How level steps of these max/mean are.
+WindowPlanner::StepsLevel WindowPlanner::level_of_ratios(const std::vector<double>& ratios) {
   StepsLevel level;
-  for (const Planned& step : steps) {
-    const double ratio = imbalance(step);
+  for (double ratio : ratios) {
     level.worst = std::max(level.worst, ratio);
-    level.mean += ratio / static_cast<double>(steps.size());
+    level.mean += ratio / static_cast<double>(ratios.size());
   }
   return level;
 }

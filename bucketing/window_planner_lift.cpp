@@ -17,7 +17,12 @@
 // samples join the others'. Those are then planned again as the window's end is
 // (plan_steps), and the whole kept only where it is more level (more_level), runs no
 // longer and pads no more than the padding guard (or than before): what the light
-// batches held may make a band of their own elsewhere.
+// batches held may make a band of their own elsewhere. The replan costs about what the
+// window's first plan did, and is kept on few of the windows it is tried on (java
+// sources: kept; markup documents, linear, 64 ranks, 4,096 tokens: every replan ran
+// longer), so it is made only in windows of at most kMostLiftSamples samples and where
+// the lifted steps, beside the others as they were, would be more level; even so a
+// small corpus's plan can take 1.7 times as long (BENCHMARKS.md, "Against the targets").
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -82,8 +87,8 @@ WindowPlanner::Batch WindowPlanner::cut_from_pool(const std::vector<Entry>& pool
       return options_.cost.batch(count, e.length) <= level && fits(count, e.length);
     });
     const size_t last = static_cast<size_t>(end - pool.begin());
-    if (last == 0) break;  // longer counts allow even less
-    if (last < count) continue;
+    if (last == 0) break;     // longer counts allow even less
+    if (last < count) break;  // fewer fit at larger counts still
     const uint64_t longest = pool[last - 1].length;
     const double cost = options_.cost.batch(count, longest);
     const double slots = static_cast<double>(count) * static_cast<double>(longest);
@@ -107,16 +112,14 @@ void WindowPlanner::lift_light_batches(std::vector<Planned>& planned) const {
   uint64_t samples = 0;
   for (const Planned& step : planned) samples += step.samples;
   if (samples > kMostLiftSamples) return;
-  auto lifted = [&](const Planned& step) {
-    return imbalance(step) > kLiftAbove &&
-           dearest_of(step.batches) >= kLiftedLeast * limits_.budget;
-  };
   std::vector<Planned> candidate;
-  std::vector<Entry> pool;  // the samples of the steps not lifted, shortest first
+  std::vector<Entry> pool;     // the samples of the steps not lifted, shortest first
+  std::vector<double> ratios;  // the max/mean of those steps
   for (const Planned& step : planned) {
-    if (lifted(step)) {
+    if (imbalance(step) > kLiftAbove && dearest_of(step.batches) >= kLiftedLeast * limits_.budget) {
       candidate.push_back(step);
     } else {
+      ratios.push_back(imbalance(step));
       for (const Batch& b : step.batches)
         pool.insert(pool.end(), b.entries.begin(), b.entries.end());
     }
@@ -125,7 +128,11 @@ void WindowPlanner::lift_light_batches(std::vector<Planned>& planned) const {
   std::sort(pool.begin(), pool.end(), shorter<Entry>);
   size_t lifts = 0;
   for (Planned& step : candidate) lifts += lift_step(step, pool);
-  if (lifts == 0) return;
+  // The replan costs about what the window's first plan did: it is made only where the
+  // lifted steps, beside the others as they were, would be more level.
+  for (const Planned& step : candidate) ratios.push_back(imbalance(step));
+  const StepsLevel level = level_of(planned);
+  if (lifts == 0 || !more_level(level_of_ratios(ratios), level)) return;
   std::vector<PlanItem> items;
   items.reserve(pool.size());
   for (const Entry& e : pool) items.push_back({e.id, e.length});
@@ -133,7 +140,7 @@ void WindowPlanner::lift_light_batches(std::vector<Planned>& planned) const {
   for (Planned& p : plan_steps(std::move(items), true, no_carry)) candidate.push_back(std::move(p));
   if (duration(candidate) <= duration(planned) &&
       padding_share(candidate) <= std::max(padding_share(planned), options_.padding_guard) &&
-      more_level(level_of(candidate), level_of(planned)))
+      more_level(level_of(candidate), level))
     planned = std::move(candidate);
 }
 

@@ -352,8 +352,8 @@ class WindowPlanner {
       const std::function<void(std::span<const double>, BatchIndexSteps&)>& exchange) const;
   void move_to_level(std::vector<Planned>& steps) const;
   void absorb_negligible(std::vector<Planned>& steps) const;
-  // The light batches of a last window's steps out of level, cut again from its cheap
-  // steps' samples (window_planner_lift.cpp).
+  // The light batches of a last window's steps out of level, cut again from its other
+  // steps' samples, which are planned again (window_planner_lift.cpp).
   void lift_light_batches(std::vector<Planned>& planned) const;
   size_t lift_step(Planned& step, std::vector<Entry>& pool) const;
   Batch cut_from_pool(const std::vector<Entry>& pool, double level, double least) const;

@@ -28,7 +28,6 @@
 #include <cstdint>
 #include <iterator>
 #include <numeric>
-#include <optional>
 #include <utility>
 #include <vector>
 

@@ -288,6 +288,7 @@ class WindowPlanner {
                           std::vector<Planned> other) const;
   static bool more_level(const StepsLevel& a, const StepsLevel& b);
   static double duration(const std::vector<Planned>& steps);
+  static double dearest(const Planned& step);
   static bool quicker_nearly_as_level(double a_time, const StepsLevel& a_level, double b_time,
                                       const StepsLevel& b_level);
   std::vector<Entry> set_aside_unreachable(std::vector<Entry>& leftover) const;

@@ -38,14 +38,13 @@ bool WindowPlanner::borrow_for_lightest(std::vector<Planned>& planned, Planned& 
   if (donors.size() > kMostDonors) donors.resize(kMostDonors);
   auto light = std::min_element(step.batches.begin(), step.batches.end(),
                                 [](const Batch& x, const Batch& y) { return x.cost < y.cost; });
-  double dearest = 0;
-  for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
   const Batch light_before = *light;
+  const double step_dearest = dearest(step);
   std::vector<std::pair<size_t, Planned>> lenders;  // each donor that gave, as it was
   double spent = 0;
   for (size_t d : donors) {
     Planned before_giving = planned[d];
-    const LightLendOptions lend{.dearest = dearest,
+    const LightLendOptions lend{.dearest = step_dearest,
                                 .room = room - spent,
                                 .donor_level = kDonorLevel,
                                 .world_size = world_size_};

@@ -521,12 +521,15 @@ std::vector<WindowPlanner::Planned> WindowPlanner::finish_level(Work work) const
 // How long `steps` take: each as long as its dearest batch.
 double WindowPlanner::duration(const std::vector<Planned>& steps) {
   double time = 0;
-  for (const Planned& step : steps) {
-    double dearest = 0;
-    for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
-    time += dearest;
-  }
+  for (const Planned& step : steps) time += dearest(step);
   return time;
+}
+
+// The cost of `step`'s dearest batch: how long it runs (0 for an empty step).
+double WindowPlanner::dearest(const Planned& step) {
+  double most = 0;
+  for (const Batch& b : step.batches) most = std::max(most, b.cost);
+  return most;
 }
 
 // Whether steps taking `a_time` (duration) at `a_level` take at most 1 - kQuickerShare

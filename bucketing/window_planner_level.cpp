@@ -154,9 +154,7 @@ void WindowPlanner::absorb_negligible(std::vector<Planned>& steps) const {
                               .level_enough = kSwapUntil,
                               .padding_room = padding_room({&steps}, share)};
   const bool any = std::any_of(steps.begin(), steps.end(), [&](const Planned& s) {
-    double dearest = 0;
-    for (const Batch& b : s.batches) dearest = std::max(dearest, b.cost);
-    return s.samples > 0 && dearest <= options.negligible_share * options.budget;
+    return s.samples > 0 && dearest(s) <= options.negligible_share * options.budget;
   });
   if (!any || steps.size() < 2) return;
   SampleTable table = tabulate(steps);

@@ -59,14 +59,6 @@ bool shorter(const Entry& a, const Entry& b) {
   return a.length != b.length ? a.length < b.length : a.id < b.id;
 }
 
-// The cost of the dearest of `batches`.
-template <class Batch>
-double dearest_of(const std::vector<Batch>& batches) {
-  double most = 0;
-  for (const auto& b : batches) most = std::max(most, b.cost);
-  return most;
-}
-
 }  // namespace
 
 // The batch of `pool` (shortest first) costing most under `level`, at least `least`,
@@ -115,10 +107,11 @@ void WindowPlanner::lift_light_batches(std::vector<Planned>& planned) const {
   std::vector<Entry> pool;     // the samples of the steps not lifted, shortest first
   std::vector<double> ratios;  // the max/mean of those steps
   for (const Planned& step : planned) {
-    if (imbalance(step) > kLiftAbove && dearest_of(step.batches) >= kLiftedLeast * limits_.budget) {
+    const double ratio = imbalance(step);
+    if (ratio > kLiftAbove && dearest(step) >= kLiftedLeast * limits_.budget) {
       candidate.push_back(step);
     } else {
-      ratios.push_back(imbalance(step));
+      ratios.push_back(ratio);
       for (const Batch& b : step.batches)
         pool.insert(pool.end(), b.entries.begin(), b.entries.end());
     }
@@ -146,7 +139,7 @@ void WindowPlanner::lift_light_batches(std::vector<Planned>& planned) const {
 // Replaces `step`'s light batches, the lightest first, with batches cut from `pool`
 // (shortest first), which takes their samples in exchange; returns how many.
 size_t WindowPlanner::lift_step(Planned& step, std::vector<Entry>& pool) const {
-  const double level = dearest_of(step.batches);
+  const double level = dearest(step);
   std::vector<size_t> order(step.batches.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(),

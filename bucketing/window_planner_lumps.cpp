@@ -66,9 +66,7 @@ void WindowPlanner::take_back_partners(std::vector<Planned>& planned,
                                        std::vector<Entry>& leftover) const {
   const double useful = 0.5 * lump_level();
   std::erase_if(planned, [&](const Planned& step) {
-    double dearest = 0;
-    for (const Batch& b : step.batches) dearest = std::max(dearest, b.cost);
-    if (dearest < useful) return false;
+    if (dearest(step) < useful) return false;
     for (const Batch& b : step.batches)
       leftover.insert(leftover.end(), b.entries.begin(), b.entries.end());
     return true;

@@ -95,8 +95,8 @@ std::string noise_trial_line(const nlohmann::json& c) {
   return fmt::format(
       "noise cap {:.4g} (chosen by the balance trial: noise cap {:.4g} planned the first "
       "two epochs over the imbalance targets, in few steps, and this narrower one, tried "
-      "after it, met every target; --noise-cap {:.4g} plans with {:.4g})\n",
-      c["noise_cap"].get<double>(), before, before, before);
+      "after it, met every target; --noise-cap {:.4g} plans as before it)\n",
+      c["noise_cap"].get<double>(), before, before);
 }
 
 std::string epoch_work_line(const nlohmann::json& c) {
